@@ -1,0 +1,47 @@
+"""The configuration manifold: ``q`` may have ``nq ≠ nv`` (quaternions)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..model import joints as jt
+from ..model.model import Model
+
+
+def _per_joint(model: Model, fn, *vecs, kinds):
+    t = model.topology
+    parts = []
+    for i, jtype in enumerate(t.joint_types):
+        args = [x[t.q_slice(i)] if k == "q" else x[t.v_slice(i)] for x, k in zip(vecs, kinds)]
+        parts.append(fn(jtype, *args))
+    return jnp.concatenate(parts) if parts else jnp.zeros(0, model.dtype)
+
+
+def configuration_rate(model: Model, q, v):
+    """``q̇ = G(q) v`` (quaternion kinematics for spherical and free joints)."""
+    return _per_joint(model, jt.configuration_rate, q, v, kinds="qv")
+
+
+def integrate(model: Model, q, v, dt=1.0):
+    """``q ⊕ v dt`` on the manifold (see :func:`diffsim.model.joints.integrate`)."""
+    return _per_joint(model, lambda j, qi, vi: jt.integrate(j, qi, vi, dt), q, v, kinds="qv")
+
+
+def difference(model: Model, q0, q1):
+    """``q1 ⊖ q0``: the tangent vector [nv] with ``integrate(q0, difference(q0, q1)) == q1``."""
+    return _per_joint(model, jt.difference, q0, q1, kinds="qq")
+
+
+def normalize(model: Model, q):
+    """Project ``q`` onto the manifold (normalise every quaternion)."""
+    return _per_joint(model, jt.normalize, q, kinds="q")
+
+
+def random_configuration(model: Model, key, scale=1.0):
+    """A random configuration: ``integrate(neutral, scale · N(0, 1))``."""
+    import jax
+
+    from ..model.model import neutral_configuration
+
+    v = scale * jax.random.normal(key, (model.nv,), model.dtype)
+    return integrate(model, neutral_configuration(model), v)

@@ -1,0 +1,37 @@
+"""Composite-rigid-body algorithm for the joint-space mass matrix (Featherstone 2008, Table 6.2)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..model.model import Model
+from .traversal import JointData, ancestors_pass, backward_pass, body_spatial_inertias
+
+
+def mass_matrix(model: Model, q):
+    """``M(q)`` [nv, nv], armature included, symmetric positive definite."""
+    t = model.topology
+    jd = JointData(model, q)
+    Xm = [X.motion_matrix() for X in jd.Xup]  # i_X_λ(i) as 6x6
+    # composite inertias, leaves to root: IC_λ += Xᵀ IC_i X
+    IC = backward_pass(t, lambda i, ICi: Xm[i].T @ ICi @ Xm[i], body_spatial_inertias(model))
+    blocks = {}
+    for i in range(t.nb):
+        if not t.nv_joint[i]:
+            continue
+        F = IC[i] @ jd.S[i]
+        blocks[i, i] = jd.S[i].T @ F
+
+        def up(j, j_parent, F, i=i):
+            F = Xm[j].T @ F  # move the force columns to the parent's coordinates
+            if t.nv_joint[j_parent]:
+                blocks[i, j_parent] = F.T @ jd.S[j_parent]
+            return F
+
+        ancestors_pass(t, i, up, F)
+    H = jnp.zeros((model.nv, model.nv), model.dtype)
+    for (i, j), blk in blocks.items():
+        H = H.at[t.v_slice(i), t.v_slice(j)].set(blk)
+        if i != j:
+            H = H.at[t.v_slice(j), t.v_slice(i)].set(blk.T)
+    return H + jnp.diag(model.armature)

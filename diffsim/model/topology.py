@@ -1,0 +1,117 @@
+"""Static structure of a multibody tree: hashable, computed once, never traced."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .joints import NQ, NV, QUAT_OFFSET, JointType
+
+
+@dataclasses.dataclass(frozen=True)
+class Topology:
+    """Body tree with ``parent[i] < i`` (``-1`` is the world), one joint per body.
+
+    All fields are tuples of ints / strings / enums, so a Topology hashes and compares by
+    value: two builds of the same model give equal topologies and share jit caches.
+    """
+
+    body_names: tuple[str, ...]
+    parent: tuple[int, ...]
+    joint_types: tuple[JointType, ...]
+    joint_names: tuple[str, ...]
+    site_names: tuple[str, ...] = ()
+    site_body: tuple[int, ...] = ()
+
+    # ---- derived tables (Pinocchio's idx_q / idx_v / subtrees) ----
+    @property
+    def nb(self) -> int:
+        return len(self.body_names)
+
+    @property
+    def nq_joint(self) -> tuple[int, ...]:
+        return tuple(NQ[j] for j in self.joint_types)
+
+    @property
+    def nv_joint(self) -> tuple[int, ...]:
+        return tuple(NV[j] for j in self.joint_types)
+
+    @property
+    def q_start(self) -> tuple[int, ...]:
+        out, s = [], 0
+        for n in self.nq_joint:
+            out.append(s)
+            s += n
+        return tuple(out)
+
+    @property
+    def v_start(self) -> tuple[int, ...]:
+        out, s = [], 0
+        for n in self.nv_joint:
+            out.append(s)
+            s += n
+        return tuple(out)
+
+    @property
+    def nq(self) -> int:
+        return sum(self.nq_joint)
+
+    @property
+    def nv(self) -> int:
+        return sum(self.nv_joint)
+
+    def q_slice(self, i: int) -> slice:
+        return slice(self.q_start[i], self.q_start[i] + self.nq_joint[i])
+
+    def v_slice(self, i: int) -> slice:
+        return slice(self.v_start[i], self.v_start[i] + self.nv_joint[i])
+
+    @property
+    def children(self) -> tuple[tuple[int, ...], ...]:
+        ch = [[] for _ in range(self.nb)]
+        for i, p in enumerate(self.parent):
+            if p >= 0:
+                ch[p].append(i)
+        return tuple(tuple(c) for c in ch)
+
+    @property
+    def depth(self) -> tuple[int, ...]:
+        d = []
+        for p in self.parent:
+            d.append(0 if p < 0 else d[p] + 1)
+        return tuple(d)
+
+    def ancestors(self, i: int) -> tuple[int, ...]:
+        """Bodies on the path from ``i`` to the root, ``i`` included (the 'support')."""
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = self.parent[i]
+        return tuple(out)
+
+    @property
+    def quat_q_indices(self) -> tuple[tuple[int, int], ...]:
+        """(start, stop) of every quaternion inside ``q``."""
+        out = []
+        for i, jt in enumerate(self.joint_types):
+            if jt in QUAT_OFFSET:
+                s = self.q_start[i] + QUAT_OFFSET[jt]
+                out.append((s, s + 4))
+        return tuple(out)
+
+    def body_index(self, name: str) -> int:
+        try:
+            return self.body_names.index(name)
+        except ValueError:
+            raise KeyError(f"no body named {name!r}; bodies are {list(self.body_names)}") from None
+
+    def site_index(self, name: str) -> int:
+        try:
+            return self.site_names.index(name)
+        except ValueError:
+            raise KeyError(f"no site named {name!r}; sites are {list(self.site_names)}") from None
+
+    def joint_index(self, name: str) -> int:
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise KeyError(f"no joint named {name!r}; joints are {list(self.joint_names)}") from None

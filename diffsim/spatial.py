@@ -1,0 +1,239 @@
+"""Spatial (6D) algebra, rotations and quaternions.
+
+Conventions, written once for the whole package (Featherstone 2008, ch. 2):
+
+* A spatial motion vector is ``m = [ω; v]`` (angular first); a spatial force is ``f = [n; f]``.
+* A Plücker transform ``B_X_A`` is stored as :class:`Transform` ``(E, r)``: ``E`` rotates
+  A-coordinates into B-coordinates and ``r`` is the origin of B relative to A, in A
+  coordinates (Featherstone's ``plux(E, r)``).  ``B_X_A m_A = [E ω; E (v − r × ω)]``.
+* Quaternions are ``[w, x, y, z]`` (MuJoCo order), unit norm, and ``R(q)`` maps the rotated
+  (child) frame's coordinates into the reference (parent) frame's coordinates.
+* Rotation matrices in the model (``R``) map child coordinates into parent coordinates; the
+  Plücker ``E`` of the same placement is ``R.T``.
+
+Everything here is pure ``jax.numpy`` on single instances; batch with ``jax.vmap``.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+# --------------------------------------------------------------------------------------
+# 3D helpers
+# --------------------------------------------------------------------------------------
+
+
+def skew(a):
+    """``[a×]``: the matrix with ``skew(a) @ b == cross(a, b)`` (seed 000, eq 3)."""
+    a = jnp.asarray(a)
+    z = jnp.zeros_like(a[..., 0])
+    return jnp.stack(
+        [
+            jnp.stack([z, -a[..., 2], a[..., 1]], -1),
+            jnp.stack([a[..., 2], z, -a[..., 0]], -1),
+            jnp.stack([-a[..., 1], a[..., 0], z], -1),
+        ],
+        -2,
+    )
+
+
+def rot_axis_angle(axis, angle):
+    """Rotation matrix of ``angle`` [rad] about the unit ``axis`` (Rodrigues)."""
+    K = skew(axis)
+    s, c = jnp.sin(angle), jnp.cos(angle)
+    return jnp.eye(3, dtype=K.dtype) + s * K + (1.0 - c) * (K @ K)
+
+
+def rot_z(theta):
+    c, s = jnp.cos(theta), jnp.sin(theta)
+    o, z = jnp.ones_like(theta), jnp.zeros_like(theta)
+    return jnp.stack([jnp.stack([c, -s, z]), jnp.stack([s, c, z]), jnp.stack([z, z, o])])
+
+
+# --------------------------------------------------------------------------------------
+# Quaternions [w, x, y, z]
+# --------------------------------------------------------------------------------------
+
+
+def quat_identity(dtype=None):
+    return jnp.array([1.0, 0.0, 0.0, 0.0], dtype=dtype)
+
+
+def quat_mul(p, q):
+    """Hamilton product ``p ⊗ q``."""
+    pw, pv = p[0], p[1:]
+    qw, qv = q[0], q[1:]
+    w = pw * qw - jnp.dot(pv, qv)
+    v = pw * qv + qw * pv + jnp.cross(pv, qv)
+    return jnp.concatenate([w[None], v])
+
+
+def quat_conj(q):
+    return q * jnp.array([1.0, -1.0, -1.0, -1.0], dtype=q.dtype)
+
+
+def quat_normalize(q):
+    return q / jnp.linalg.norm(q)
+
+
+def quat_to_rot(q):
+    """Rotation matrix of a quaternion (normalised inside, so any non-zero ``q`` works)."""
+    q = quat_normalize(q)
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    return jnp.stack(
+        [
+            jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)]),
+            jnp.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)]),
+            jnp.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]),
+        ]
+    )
+
+
+def _sinc_half(theta):
+    """``sin(θ/2)/θ`` with a Taylor branch that is safe under ``grad`` at θ = 0."""
+    small = theta < 1e-4
+    t = jnp.where(small, 1.0, theta)
+    return jnp.where(small, 0.5 - theta**2 / 48.0, jnp.sin(t / 2.0) / t)
+
+
+def quat_exp(phi):
+    """Unit quaternion of the rotation vector ``phi`` (axis × angle)."""
+    theta2 = jnp.dot(phi, phi)
+    theta = jnp.sqrt(jnp.where(theta2 > 0, theta2, 1.0)) * (theta2 > 0)
+    return jnp.concatenate([jnp.cos(theta / 2.0)[None], _sinc_half(theta) * phi])
+
+
+def quat_log(q):
+    """Rotation vector of a unit quaternion (shortest rotation, angle in [0, π])."""
+    q = jnp.where(q[0] < 0, -q, q)
+    vn2 = jnp.dot(q[1:], q[1:])
+    vn = jnp.sqrt(jnp.where(vn2 > 0, vn2, 1.0)) * (vn2 > 0)
+    theta = 2.0 * jnp.arctan2(vn, q[0])
+    small = vn < 1e-8
+    scale = jnp.where(small, 2.0 / jnp.where(small, q[0], 1.0), theta / jnp.where(small, 1.0, vn))
+    return scale * q[1:]
+
+
+def quat_integrate(q, omega, dt):
+    """``q ⊗ exp(ω dt)`` — rotation by the body-frame angular velocity ``ω`` over ``dt``."""
+    return quat_mul(q, quat_exp(omega * dt))
+
+
+def quat_rate(q, omega):
+    """``q̇ = ½ q ⊗ [0, ω]`` for a body-frame angular velocity ``ω``."""
+    return 0.5 * quat_mul(q, jnp.concatenate([jnp.zeros((1,), q.dtype), omega]))
+
+
+def rot_to_quat(R):
+    """Quaternion of a rotation matrix (NumPy-free, branch-free Shepperd method)."""
+    tr = jnp.trace(R)
+    cands = jnp.stack(
+        [
+            jnp.array([1.0 + tr, R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]),
+            jnp.array([R[2, 1] - R[1, 2], 1.0 + 2 * R[0, 0] - tr, R[0, 1] + R[1, 0], R[0, 2] + R[2, 0]]),
+            jnp.array([R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], 1.0 + 2 * R[1, 1] - tr, R[1, 2] + R[2, 1]]),
+            jnp.array([R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], 1.0 + 2 * R[2, 2] - tr]),
+        ]
+    )
+    k = jnp.argmax(jnp.array([tr, R[0, 0], R[1, 1], R[2, 2]]))
+    q = cands[k]
+    q = q / jnp.linalg.norm(q)
+    return jnp.where(q[0] < 0, -q, q)
+
+
+def rot_to_euler_xyz(R):
+    """Intrinsic x-y-z (roll-pitch-yaw about the moving axes) angles of ``R`` [rad]."""
+    beta = jnp.arcsin(jnp.clip(R[0, 2], -1.0, 1.0))
+    alpha = jnp.arctan2(-R[1, 2], R[2, 2])
+    gamma = jnp.arctan2(-R[0, 1], R[0, 0])
+    return jnp.stack([alpha, beta, gamma])
+
+
+# --------------------------------------------------------------------------------------
+# Plücker transforms and spatial products
+# --------------------------------------------------------------------------------------
+
+
+class Transform(eqx.Module):
+    """Plücker transform ``B_X_A`` as ``(E, r)`` (Featherstone 2008, §2.8, ``plux``)."""
+
+    E: jax.Array  # [3, 3] A-coordinates -> B-coordinates
+    r: jax.Array  # [3] origin of B relative to A, in A coordinates
+
+    @staticmethod
+    def identity(dtype=None):
+        return Transform(jnp.eye(3, dtype=dtype), jnp.zeros(3, dtype=dtype))
+
+    @staticmethod
+    def from_placement(R, p):
+        """Frame B placed in A at position ``p`` with orientation ``R`` (B coords -> A coords)."""
+        return Transform(jnp.swapaxes(R, -1, -2), p)
+
+    def __matmul__(self, other: "Transform") -> "Transform":
+        """``C_X_A = C_X_B @ B_X_A``."""
+        return Transform(self.E @ other.E, other.r + other.E.T @ self.r)
+
+    def inverse(self) -> "Transform":
+        return Transform(self.E.T, -self.E @ self.r)
+
+    def apply_motion(self, m):
+        w, v = m[:3], m[3:]
+        return jnp.concatenate([self.E @ w, self.E @ (v - jnp.cross(self.r, w))])
+
+    def apply_force(self, f):
+        n, f3 = f[:3], f[3:]
+        return jnp.concatenate([self.E @ (n - jnp.cross(self.r, f3)), self.E @ f3])
+
+    def inv_apply_motion(self, m):
+        """``A_X_B m`` for ``self = B_X_A``."""
+        w = self.E.T @ m[:3]
+        return jnp.concatenate([w, self.E.T @ m[3:] + jnp.cross(self.r, w)])
+
+    def inv_apply_force(self, f):
+        """``A_X_B^* f`` for ``self = B_X_A``: a force on B moved to A's coordinates."""
+        f3 = self.E.T @ f[3:]
+        return jnp.concatenate([self.E.T @ f[:3] + jnp.cross(self.r, f3), f3])
+
+    def motion_matrix(self):
+        """The 6×6 motion transform matrix."""
+        Z = jnp.zeros((3, 3), self.E.dtype)
+        return jnp.block([[self.E, Z], [-self.E @ skew(self.r), self.E]])
+
+    @property
+    def rotation(self):
+        """Orientation of B in A (B coordinates -> A coordinates)."""
+        return self.E.T
+
+    @property
+    def translation(self):
+        return self.r
+
+
+def crm(m):
+    """Spatial motion cross-product matrix ``m×`` (Featherstone eq 2.31)."""
+    w, v = skew(m[:3]), skew(m[3:])
+    Z = jnp.zeros((3, 3), w.dtype)
+    return jnp.block([[w, Z], [v, w]])
+
+
+def cross_motion(m, n):
+    """``m × n`` for two spatial motion vectors."""
+    w, v = m[:3], m[3:]
+    return jnp.concatenate([jnp.cross(w, n[:3]), jnp.cross(w, n[3:]) + jnp.cross(v, n[:3])])
+
+
+def cross_force(m, f):
+    """``m ×* f`` for a motion vector ``m`` and a force vector ``f``."""
+    w, v = m[:3], m[3:]
+    return jnp.concatenate([jnp.cross(w, f[:3]) + jnp.cross(v, f[3:]), jnp.cross(w, f[3:])])
+
+
+def spatial_inertia(mass, com, inertia_com):
+    """Spatial inertia at the body origin from mass, COM ``c`` and inertia about the COM
+    (Featherstone eq 2.63: ``[[I_c + m c× c×ᵀ, m c×], [m c×ᵀ, m 1]]``)."""
+    C = skew(com)
+    return jnp.block(
+        [[inertia_com + mass * C @ C.T, mass * C], [mass * C.T, mass * jnp.eye(3, dtype=C.dtype)]]
+    )
