@@ -237,3 +237,37 @@ def spatial_inertia(mass, com, inertia_com):
     return jnp.block(
         [[inertia_com + mass * C @ C.T, mass * C], [mass * C.T, mass * jnp.eye(3, dtype=C.dtype)]]
     )
+
+
+# --------------------------------------------------------------------------------------
+# Small symmetric positive-definite inverses without LAPACK calls (fast to compile)
+# --------------------------------------------------------------------------------------
+
+
+def _inv3(A):
+    """Inverse of a 3×3 matrix by the adjugate."""
+    c0 = jnp.cross(A[1], A[2])
+    c1 = jnp.cross(A[2], A[0])
+    c2 = jnp.cross(A[0], A[1])
+    det = jnp.dot(A[0], c0)
+    return jnp.stack([c0, c1, c2], axis=1) / det
+
+
+def small_inv(A):
+    """Inverse of a small well-conditioned matrix (the joint-space ``D`` of ABA: 1×1, 2×2,
+    3×3 closed form; 6×6 by 3×3 Schur complements; LU otherwise)."""
+    n = A.shape[0]
+    if n == 1:
+        return 1.0 / A
+    if n == 2:
+        det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
+        return jnp.array([[A[1, 1], -A[0, 1]], [-A[1, 0], A[0, 0]]]) / det
+    if n == 3:
+        return _inv3(A)
+    if n == 6:
+        P, Q, R, S = A[:3, :3], A[:3, 3:], A[3:, :3], A[3:, 3:]
+        Pi = _inv3(P)
+        Si = _inv3(S - R @ Pi @ Q)  # Schur complement of P
+        top_right = -Pi @ Q @ Si
+        return jnp.block([[Pi + Pi @ Q @ Si @ R @ Pi, top_right], [-Si @ R @ Pi, Si]])
+    return jnp.linalg.inv(A)

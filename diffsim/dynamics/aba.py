@@ -48,7 +48,7 @@ def forward_dynamics(model: Model, q, v, tau=None, f_ext=None):
             sl = t.v_slice(i)
             U[i] = IA[i] @ S
             D = S.T @ U[i] + jnp.diag(model.armature[sl])
-            Dinv[i] = jnp.linalg.inv(D)
+            Dinv[i] = sp.small_inv(D)
             u[i] = tau[sl] - S.T @ pA[i]
             if p >= 0:
                 Ia = IA[i] - U[i] @ Dinv[i] @ U[i].T

@@ -1,0 +1,7 @@
+"""Time integration: diffrax glue and results."""
+
+from .simulate import simulate
+from .solvers import RK4, SOLVERS
+from .trajectory import Status, Trajectory
+
+__all__ = ["RK4", "SOLVERS", "Status", "Trajectory", "simulate"]

@@ -1,0 +1,51 @@
+"""Solver choice by name, and the classical RK4 as a diffrax solver."""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar
+
+import diffrax
+import numpy as np
+from diffrax._local_interpolation import ThirdOrderHermitePolynomialInterpolation
+from diffrax._solver.runge_kutta import AbstractERK, ButcherTableau
+
+_rk4_tableau = ButcherTableau(
+    a_lower=(np.array([0.5]), np.array([0.0, 0.5]), np.array([0.0, 0.0, 1.0])),
+    b_sol=np.array([1 / 6, 1 / 3, 1 / 3, 1 / 6]),
+    b_error=np.zeros(4),  # no embedded method: fixed step only
+    c=np.array([0.5, 0.5, 1.0]),
+)
+
+
+class RK4(AbstractERK):
+    """The classical 4th-order Runge–Kutta method (fixed step; no error estimate)."""
+
+    tableau: ClassVar[ButcherTableau] = _rk4_tableau
+    interpolation_cls: ClassVar[Callable[..., ThirdOrderHermitePolynomialInterpolation]] = (
+        ThirdOrderHermitePolynomialInterpolation.from_k
+    )
+
+    def order(self, terms):
+        return 4
+
+
+ADAPTIVE = {
+    "tsit5": diffrax.Tsit5,
+    "dopri5": diffrax.Dopri5,
+    "dopri8": diffrax.Dopri8,
+    "kvaerno5": diffrax.Kvaerno5,
+}
+FIXED = {"rk4": RK4}
+SOLVERS = tuple(ADAPTIVE) + tuple(FIXED)
+
+
+def make_solver(solver):
+    """``(solver, is_adaptive)`` from a name or a diffrax solver instance."""
+    if isinstance(solver, diffrax.AbstractSolver):
+        return solver, isinstance(solver, diffrax.AbstractAdaptiveSolver)
+    name = str(solver).lower()
+    if name in ADAPTIVE:
+        return ADAPTIVE[name](), True
+    if name in FIXED:
+        return FIXED[name](), False
+    raise ValueError(f"unknown solver {solver!r}; choose one of {list(SOLVERS)} or pass a diffrax solver")

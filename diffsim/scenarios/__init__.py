@@ -1,0 +1,14 @@
+"""Ready-to-run scenarios: the papers' systems as models + loads + a run that writes results.
+
+Each scenario is a :class:`Scenario` with named options; ``diffsim run <name> --set k=v`` sets
+an option or any named model parameter (``diffsim.param_names``).
+"""
+
+from __future__ import annotations
+
+from .base import Scenario, parse_overrides, run_scenario
+from .seed000 import SEED000
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000,)}
+
+__all__ = ["SCENARIOS", "Scenario", "parse_overrides", "run_scenario"]

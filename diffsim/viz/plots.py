@@ -1,0 +1,90 @@
+"""Time-history figures in the style of the papers' result plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+_AXES = ("x", "y", "z")
+
+
+def _grid(n):
+    cols = min(n, 3)
+    rows = int(np.ceil(n / cols))
+    fig, axs = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False, sharex=True)
+    return fig, axs.ravel()
+
+
+def plot_body_com_displacement(t, body_com, names, path, title="Centre-of-mass displacement"):
+    """One panel per body: x, y, z of its COM minus the initial value [m]."""
+    t, com = np.asarray(t), np.asarray(body_com)
+    d = com - com[:1]
+    fig, axs = _grid(len(names))
+    for k, name in enumerate(names):
+        for j in range(3):
+            axs[k].plot(t, d[:, k, j], label=_AXES[j])
+        axs[k].set_title(name)
+        axs[k].set_ylabel("Δ COM [m]")
+        axs[k].grid(alpha=0.3)
+    for ax in axs[len(names):]:
+        ax.set_visible(False)
+    axs[0].legend()
+    for ax in axs[-3:]:
+        ax.set_xlabel("t [s]")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_attitudes(t, euler, names, path, title="Attitude (intrinsic x-y-z angles, world frame)"):
+    """One panel per body: its three attitude angles [deg]."""
+    t, e = np.asarray(t), np.degrees(np.unwrap(np.asarray(euler), axis=0))
+    fig, axs = _grid(len(names))
+    for k, name in enumerate(names):
+        for j, lab in enumerate(("φ (x)", "θ (y)", "ψ (z)")):
+            axs[k].plot(t, e[:, k, j], label=lab)
+        axs[k].set_title(name)
+        axs[k].set_ylabel("angle [deg]")
+        axs[k].grid(alpha=0.3)
+    for ax in axs[len(names):]:
+        ax.set_visible(False)
+    axs[0].legend()
+    for ax in axs[-3:]:
+        ax.set_xlabel("t [s]")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_conservation(t, series: dict, path, title="Balance checks"):
+    """Each entry ``label -> (change, expected)``: top row both curves, bottom row the error."""
+    t = np.asarray(t)
+    n = len(series)
+    fig, axs = plt.subplots(2, n, figsize=(4.5 * n, 5.5), squeeze=False, sharex=True)
+    for k, (label, (change, expected)) in enumerate(series.items()):
+        change, expected = np.asarray(change), np.asarray(expected)
+        if change.ndim == 1:
+            change, expected = change[:, None], expected[:, None]
+        for j in range(change.shape[1]):
+            axs[0, k].plot(t, change[:, j], label=f"change {j}")
+            axs[0, k].plot(t, expected[:, j], "--", label=f"applied {j}")
+        axs[1, k].semilogy(t, np.abs(change - expected).max(axis=1) + 1e-300)
+        axs[0, k].set_title(label)
+        axs[1, k].set_ylabel("|error|")
+        axs[1, k].set_xlabel("t [s]")
+        for ax in axs[:, k]:
+            ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
