@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import spatial as sp
 from ..dynamics.energy import kinetic_energy, spatial_momentum
-from ..integrate.simulate import simulate
+from ..simulation.simulate import simulate
 from ..loads import Loads, site_force
 from ..model.model import neutral_configuration
 from ..model.params import set_params
