@@ -37,11 +37,12 @@ def _vector_field(t, y, args):
 
 
 def _rms_norm_fail_fast(x):
-    """RMS error norm that lets a non-finite step through (as error 0), so that the
-    non-finite state ends the solve through :func:`_nonfinite_event` instead of an endless
-    cascade of rejected steps."""
+    """RMS error norm that lets a NaN step through (as error 0), so that the NaN state ends
+    the solve through the :func:`_nonfinite` event instead of an endless cascade of rejected
+    steps. An infinite error still rejects the step: that is how diffrax's implicit solvers
+    signal a diverged Newton iteration, which a smaller step cures."""
     n = optx.rms_norm(x)
-    return jnp.where(jnp.isfinite(n), n, 0.0)
+    return jnp.where(jnp.isnan(n), 0.0, n)
 
 
 def _nonfinite(t, y, args, **kwargs):
@@ -142,7 +143,7 @@ def simulate(
     if v0.shape != (model.nv,):
         raise ValueError(f"v0 must have shape ({model.nv},) for this model, got {v0.shape}")
     loads = as_loads(tau, forces, loads)
-    solver_obj, adaptive = make_solver(solver)
+    solver_obj, adaptive = make_solver(solver, rtol, atol)
     if not adaptive and dt0 is None:
         raise ValueError(f"the fixed-step solver {solver!r} needs dt0")
     t0 = jnp.asarray(t0, dtype)

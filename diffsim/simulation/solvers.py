@@ -39,11 +39,19 @@ FIXED = {"rk4": RK4}
 SOLVERS = tuple(ADAPTIVE) + tuple(FIXED)
 
 
-def make_solver(solver):
-    """``(solver, is_adaptive)`` from a name or a diffrax solver instance."""
+def make_solver(solver, rtol=None, atol=None):
+    """``(solver, is_adaptive)`` from a name or a diffrax solver instance.
+
+    The implicit solver's Newton (chord) iterations get their own plain RMS norm and the
+    controller's tolerances, so that they never see the controller's fail-fast norm."""
     if isinstance(solver, diffrax.AbstractSolver):
         return solver, isinstance(solver, diffrax.AbstractAdaptiveSolver)
     name = str(solver).lower()
+    if name == "kvaerno5":
+        import optimistix as optx
+
+        root = diffrax.VeryChord(rtol=rtol, atol=atol, norm=optx.rms_norm)
+        return diffrax.Kvaerno5(root_finder=root), True
     if name in ADAPTIVE:
         return ADAPTIVE[name](), True
     if name in FIXED:

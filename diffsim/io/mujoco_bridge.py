@@ -1,0 +1,152 @@
+"""Bridge to MuJoCo: compiled ``mujoco.MjModel`` -> diffsim model, and state conversions.
+
+:func:`from_mjmodel` reads MuJoCo's *compiled* model (exact compiler semantics: default
+classes, frames, inertia from geoms, …) with the same body naming and joint-insertion rules as
+:func:`diffsim.io.load_mjcf` (see :mod:`diffsim.io.mjcf`), and refuses what it refuses.
+
+State conventions. ``q`` equals MuJoCo's ``qpos`` (hinge 1, slide 1, ball 4 ``[w,x,y,z]``,
+free 7 = world position + ``[w,x,y,z]``). ``v`` equals ``qvel`` except for free joints:
+
+* MuJoCo ``qvel`` (free) = ``[ṗ (world frame), ω (body frame)]``,
+* diffsim ``v`` (free)    = ``[R(q)ᵀ ṗ (body frame), ω (body frame)]``.
+
+Generalised forces transform with the transpose (``τ = Tᵀ τ_mj`` with ``v_mj = T(q) v``,
+``T = blockdiag(R, I)`` on each free block), and accelerations as
+``qacc_lin = R (v̇_lin + ω × v_lin)``. Scalar joint damping and armature are unchanged by
+this change of coordinates.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .. import spatial as sp
+from ..model.builder import ModelError, quat_to_rot_np
+from ..model.joints import JointType
+from ..model.model import Model
+from .mjcf import _assemble, _RawBody, _RawJoint, _RawSite
+
+_MJ_KIND = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}  # mjtJoint
+
+
+def _name(mujoco, m, objtype, i):
+    n = mujoco.mj_id2name(m, objtype, i)
+    return n if n else None
+
+
+def from_mjmodel(mjmodel, *, dtype=None) -> Model:
+    """Convert a compiled ``mujoco.MjModel`` (rigid subset) to a diffsim :class:`Model`.
+
+    Uses ``body_pos/quat``, ``body_ipos/iquat/mass/inertia``, ``jnt_type/axis/pos``,
+    ``dof_damping/armature``, ``opt.gravity`` (and the gravity/damper disable flags) and the
+    sites. Raises :class:`~diffsim.model.ModelError` for tendons, equality constraints,
+    actuators, joint stiffness, friction loss, limits, ``ref``/``springref``, gravity
+    compensation, fluid forces, flex objects and plugins.
+    """
+    import mujoco
+
+    m = mjmodel
+    OBJ = mujoco.mjtObj
+    refuse = [
+        (m.ntendon, "tendons are not supported"),
+        (m.neq, "equality constraints are not supported"),
+        (m.nu, "actuators are not supported; pass joint torques (tau) to the dynamics / simulate instead"),
+        (m.nflex, "flexible (flex) objects are not supported"),
+        (m.nplugin, "engine plugins are not supported"),
+    ]
+    for count, msg in refuse:
+        if count:
+            raise ModelError(f"MjModel: {msg} (model has {count})")
+    if m.opt.density != 0 or m.opt.viscosity != 0:
+        raise ModelError("MjModel: opt.density/viscosity != 0: fluid forces are not supported")
+
+    def jwhere(j):
+        return f"joint {_name(mujoco, m, OBJ.mjOBJ_JOINT, j)!r} (id {j})"
+
+    for j in range(m.njnt):
+        kind = _MJ_KIND.get(int(m.jnt_type[j]))
+        if kind is None:
+            raise ModelError(f"MjModel {jwhere(j)}: unknown joint type {int(m.jnt_type[j])}")
+        d0, nd = int(m.jnt_dofadr[j]), {"free": 6, "ball": 3}.get(kind, 1)
+        q0 = int(m.jnt_qposadr[j])
+        if m.jnt_stiffness[j] != 0 or np.any(m.jnt_stiffnesspoly[j] != 0):
+            raise ModelError(f"MjModel {jwhere(j)}: joint stiffness is not supported (no joint springs)")
+        if np.any(m.dof_frictionloss[d0:d0 + nd] != 0):
+            raise ModelError(f"MjModel {jwhere(j)}: frictionloss is not supported (no joint friction)")
+        if m.jnt_limited[j]:
+            raise ModelError(f"MjModel {jwhere(j)}: joint limits are not supported")
+        if np.any(m.dof_dampingpoly[d0:d0 + nd] != 0):
+            raise ModelError(f"MjModel {jwhere(j)}: polynomial damping is not supported")
+        if kind in ("hinge", "slide"):
+            if m.qpos0[q0] != 0:
+                raise ModelError(f"MjModel {jwhere(j)}: ref != 0 is not supported")
+            if m.qpos_spring[q0] != m.qpos0[q0]:
+                raise ModelError(f"MjModel {jwhere(j)}: springref is not supported (no joint springs)")
+        if np.any(m.dof_damping[d0:d0 + nd] != m.dof_damping[d0]) or np.any(
+            m.dof_armature[d0:d0 + nd] != m.dof_armature[d0]
+        ):
+            raise ModelError(f"MjModel {jwhere(j)}: damping/armature must be equal on all dofs of a joint")
+
+    no_damper = bool(m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_DAMPER)
+    bodies = []
+    for b in range(1, m.nbody):
+        bname = _name(mujoco, m, OBJ.mjOBJ_BODY, b)
+        where = f"body {bname!r} (id {b})"
+        if m.body_gravcomp[b] != 0:
+            raise ModelError(f"MjModel {where}: gravity compensation (gravcomp) is not supported")
+        joints = []
+        for j in range(int(m.body_jntadr[b]), int(m.body_jntadr[b]) + int(m.body_jntnum[b])):
+            kind = _MJ_KIND[int(m.jnt_type[j])]
+            d0 = int(m.jnt_dofadr[j])
+            pos = np.zeros(3) if kind == "free" else np.array(m.jnt_pos[j], float)
+            joints.append(_RawJoint(
+                kind, _name(mujoco, m, OBJ.mjOBJ_JOINT, j), pos, np.array(m.jnt_axis[j], float),
+                0.0 if no_damper else float(m.dof_damping[d0]), float(m.dof_armature[d0]), jwhere(j)))
+        Ri = quat_to_rot_np(m.body_iquat[b])
+        mass = float(m.body_mass[b])
+        # MuJoCo copies the body pos into ipos when a body has no mass at all: meaningless
+        com = np.array(m.body_ipos[b], float) if mass > 0 else np.zeros(3)
+        bodies.append(_RawBody(
+            bname, int(m.body_parentid[b]) - 1, np.array(m.body_pos[b], float), quat_to_rot_np(m.body_quat[b]),
+            joints, mass, com, Ri @ np.diag(np.asarray(m.body_inertia[b], float)) @ Ri.T, [], where))
+    for s in range(m.nsite):
+        b = int(m.site_bodyid[s])
+        if b > 0:
+            bodies[b - 1].sites.append(_RawSite(
+                _name(mujoco, m, OBJ.mjOBJ_SITE, s), s, np.array(m.site_pos[s], float), quat_to_rot_np(m.site_quat[s])))
+    gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
+    return _assemble(bodies, gravity, dtype)
+
+
+def _convert_free_velocities(model: Model, q, v, to_mj: bool):
+    t = model.topology
+    q, v = jnp.asarray(q), jnp.asarray(v)
+    parts = []
+    for i, jtype in enumerate(t.joint_types):
+        vi = v[t.v_slice(i)]
+        if jtype is JointType.FREE:
+            R = sp.quat_to_rot(q[t.q_slice(i)][3:7])
+            lin = R @ vi[:3] if to_mj else R.T @ vi[:3]
+            vi = jnp.concatenate([lin, vi[3:]])
+        parts.append(vi)
+    return jnp.concatenate(parts) if parts else v
+
+
+def to_mujoco(model: Model, q, v):
+    """``(qpos, qvel)`` of MuJoCo for a diffsim state ``(q, v)`` of an MJCF-loaded model.
+
+    ``qpos = q``; ``qvel = v`` except that each free joint's linear velocity is rotated from
+    the body frame to the world frame (``R(q) v_lin``). Pure ``jax.numpy``: works under
+    ``jit``/``vmap``/``grad``. Only the topology (joint types) is used, so the result is
+    MuJoCo's state only for models whose free joints are children of the world with an
+    identity tree placement — true for every model from :func:`load_mjcf`/:func:`from_mjmodel`.
+    """
+    return jnp.asarray(q), _convert_free_velocities(model, q, v, to_mj=True)
+
+
+def from_mujoco(model: Model, qpos, qvel):
+    """``(q, v)`` of diffsim for MuJoCo's ``(qpos, qvel)``: the inverse of :func:`to_mujoco`
+    (free-joint linear velocities rotated from the world frame to the body frame). Pure
+    ``jax.numpy``; uses only the topology (see :func:`to_mujoco`)."""
+    return jnp.asarray(qpos), _convert_free_velocities(model, qpos, qvel, to_mj=False)
