@@ -39,6 +39,10 @@ def main(argv=None) -> int:
     if args.command == "list":
         print(_scenario_list())
         return 0
+    import os
+
+    # measured: XLA CPU compiles ~2x faster without its fusion emitters, and runs no slower
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
     import jax
 
     if not args.float32:

@@ -27,11 +27,11 @@ from .trajectory import Status, Trajectory
 
 
 def _vector_field(t, y, args):
-    model, loads, integrand = args
+    model, loads, integrand, dynamics = args
     q, v, _ = y
     qn = normalize(model, q)
     tau, f_ext = loads.evaluate(model, t, qn, v)
-    vdot = forward_dynamics(model, qn, v, tau, f_ext)
+    vdot = dynamics(model, qn, v, tau, f_ext)
     wdot = None if integrand is None else jnp.asarray(integrand(t, qn, v))
     return configuration_rate(model, q, v), vdot, wdot
 
@@ -105,6 +105,7 @@ def simulate(
     progress: bool = False,
     integrals: Callable | None = None,
     adjoint: diffrax.AbstractAdjoint | None = None,
+    dynamics: Callable = forward_dynamics,
 ) -> Trajectory:
     """Integrate ``M(q) v̇ + C v + g + D v = τ + Σ Jᵀ f`` from ``t0`` to ``t1``.
 
@@ -127,6 +128,9 @@ def simulate(
         integrals: optional ``f(t, q, v) -> [k]`` whose running time integral is returned in
             ``Trajectory.integrals`` (e.g. impulses, dissipated work).
         adjoint: diffrax adjoint (default: recursive checkpointing, reverse-mode exact).
+        dynamics: ``f(model, q, v, tau, f_ext) -> v̇``; the default is the O(n) ABA
+            (:func:`diffsim.forward_dynamics`); the papers' formulations (e.g.
+            :func:`diffsim.formulations.forward_dynamics_bh`) plug in here for cross-checks.
 
     Returns:
         :class:`Trajectory` with ``t``, ``q``, ``v`` (time-major), ``integrals``, ``result``.
@@ -164,7 +168,7 @@ def simulate(
         t1,
         None if dt0 is None else jnp.asarray(dt0, dtype),
         y0,
-        args=(model, loads, integrals),
+        args=(model, loads, integrals, dynamics),
         saveat=diffrax.SaveAt(ts=ts),
         stepsize_controller=controller,
         max_steps=max_steps,
