@@ -37,12 +37,13 @@ def _vector_field(t, y, args):
 
 
 def _rms_norm_fail_fast(x):
-    """RMS error norm that lets a NaN step through (as error 0), so that the NaN state ends
-    the solve through the :func:`_nonfinite` event instead of an endless cascade of rejected
-    steps. An infinite error still rejects the step: that is how diffrax's implicit solvers
-    signal a diverged Newton iteration, which a smaller step cures."""
+    """RMS error norm that lets a non-finite step through (as error 0), so that the non-finite
+    state ends the solve through the :func:`_nonfinite` event instead of an endless cascade of
+    rejected steps. Explicit solvers only: an implicit solver signals a diverged Newton
+    iteration with an infinite error, which a smaller step cures, so it keeps the plain norm
+    (a NaN vector field then ends as ``max_steps`` / ``dt_min`` instead of ``nonfinite``)."""
     n = optx.rms_norm(x)
-    return jnp.where(jnp.isnan(n), 0.0, n)
+    return jnp.where(jnp.isfinite(n), n, 0.0)
 
 
 def _nonfinite(t, y, args, **kwargs):
@@ -153,9 +154,12 @@ def simulate(
     t0 = jnp.asarray(t0, dtype)
     t1 = jnp.asarray(t1, dtype)
     ts = _save_times(saveat, t0, t1, dtype)
-    controller = (
-        diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=_rms_norm_fail_fast) if adaptive else diffrax.ConstantStepSize()
-    )
+    if adaptive:
+        implicit = isinstance(solver_obj, diffrax.AbstractImplicitSolver)
+        norm = optx.rms_norm if implicit else _rms_norm_fail_fast
+        controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=norm)
+    else:
+        controller = diffrax.ConstantStepSize()
     w0 = None
     if integrals is not None:
         w0 = jnp.zeros_like(jnp.asarray(integrals(t0, q0, v0), dtype))

@@ -20,16 +20,14 @@ def _grid(n):
     return fig, axs.ravel()
 
 
-def plot_body_com_displacement(t, body_com, names, path, title="Centre-of-mass displacement"):
-    """One panel per body: x, y, z of its COM minus the initial value [m]."""
-    t, com = np.asarray(t), np.asarray(body_com)
-    d = com - com[:1]
+def _per_body_panels(t, series, names, labels, ylabel, path, title):
+    """One panel per body, one curve per component: ``series`` [T, nb, k]."""
     fig, axs = _grid(len(names))
     for k, name in enumerate(names):
-        for j in range(3):
-            axs[k].plot(t, d[:, k, j], label=_AXES[j])
+        for j, lab in enumerate(labels):
+            axs[k].plot(t, series[:, k, j], label=lab)
         axs[k].set_title(name)
-        axs[k].set_ylabel("Δ COM [m]")
+        axs[k].set_ylabel(ylabel)
         axs[k].grid(alpha=0.3)
     for ax in axs[len(names):]:
         ax.set_visible(False)
@@ -41,28 +39,18 @@ def plot_body_com_displacement(t, body_com, names, path, title="Centre-of-mass d
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return Path(path)
+
+
+def plot_body_com_displacement(t, body_com, names, path, title="Centre-of-mass displacement"):
+    """One panel per body: x, y, z of its COM minus the initial value [m]."""
+    com = np.asarray(body_com)
+    return _per_body_panels(np.asarray(t), com - com[:1], names, _AXES, "Δ COM [m]", path, title)
 
 
 def plot_attitudes(t, euler, names, path, title="Attitude (intrinsic x-y-z angles, world frame)"):
-    """One panel per body: its three attitude angles [deg]."""
-    t, e = np.asarray(t), np.degrees(np.unwrap(np.asarray(euler), axis=0))
-    fig, axs = _grid(len(names))
-    for k, name in enumerate(names):
-        for j, lab in enumerate(("φ (x)", "θ (y)", "ψ (z)")):
-            axs[k].plot(t, e[:, k, j], label=lab)
-        axs[k].set_title(name)
-        axs[k].set_ylabel("angle [deg]")
-        axs[k].grid(alpha=0.3)
-    for ax in axs[len(names):]:
-        ax.set_visible(False)
-    axs[0].legend()
-    for ax in axs[-3:]:
-        ax.set_xlabel("t [s]")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    """One panel per body: its three attitude angles [deg] (unwrapped)."""
+    e = np.degrees(np.unwrap(np.asarray(euler), axis=0))
+    return _per_body_panels(np.asarray(t), e, names, ("φ (x)", "θ (y)", "ψ (z)"), "angle [deg]", path, title)
 
 
 def plot_conservation(t, series: dict, path, title="Balance checks"):
