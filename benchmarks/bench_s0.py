@@ -73,6 +73,9 @@ ARGS = parse_args()
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 if ARGS.device == "cpu":
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    # the same XLA CPU setting as diffsim's CLI and tests (faster compiles and code, see the
+    # main README); it applies to every JAX peer here (diffsim and MJX) alike
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
 
 import jax  # noqa: E402
 
@@ -216,6 +219,7 @@ def machine_info():
     except Exception:
         rev, dirty = "?", ""
     return {"cpu": cpu, "nproc": os.cpu_count(), "platform": platform.platform(), "versions": vers,
+            "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
             "git": rev + ("+dirty(diffsim)" if dirty else ""), "jax_devices": [str(d) for d in jax.devices()]}
 
 

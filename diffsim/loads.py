@@ -67,19 +67,26 @@ class PointForce(eqx.Module):
         if self.frame not in ("world", "local"):
             raise ValueError(f"PointForce frame must be 'world' or 'local', got {self.frame!r}")
 
-    def resolve(self, model: Model, t, q, v, R_body, p_body):
-        """World force ``F_w``, world application point ``x_w`` and the body-frame force and
-        point (``f_b``, ``x_b``)."""
+    def body_force(self, model: Model, t, q, v, R_body=None):
+        """Force ``f_b`` and application point ``x_b`` in body coordinates. ``R_body`` (body ->
+        world) is needed only for ``frame='world'``: a follower force needs no kinematics."""
         F = evaluate_signal(self.force, t, q, v)
         if F.shape != (3,):
             raise ValueError(f"point force must evaluate to shape (3,), got {F.shape}")
         if self.site >= 0:
             x_b = model.site_pos[self.site]
-            R_local = model.site_rot[self.site]
+            f_b = model.site_rot[self.site] @ F if self.frame == "local" else None
         else:
             x_b = self.point
-            R_local = jnp.eye(3, dtype=model.dtype)
-        f_b = R_local @ F if self.frame == "local" else R_body.T @ F
+            f_b = F if self.frame == "local" else None
+        if f_b is None:
+            f_b = R_body.T @ F
+        return f_b, x_b
+
+    def resolve(self, model: Model, t, q, v, R_body, p_body):
+        """World force ``F_w``, world application point ``x_w`` and the body-frame force and
+        point (``f_b``, ``x_b``)."""
+        f_b, x_b = self.body_force(model, t, q, v, R_body)
         return R_body @ f_b, p_body + R_body @ x_b, f_b, x_b
 
 
@@ -117,10 +124,10 @@ class Loads(eqx.Module):
                 raise ValueError(f"tau must have shape ({model.nv},), got {tau.shape}")
         if not self.forces:
             return tau, None
-        kin = forward_kinematics(model, q)
+        kin = forward_kinematics(model, q) if any(pf.frame == "world" for pf in self.forces) else None
         f_ext = jnp.zeros((model.nb, 6), model.dtype)
         for pf in self.forces:
-            _, _, f_b, x_b = pf.resolve(model, t, q, v, kin.R[pf.body], kin.p[pf.body])
+            f_b, x_b = pf.body_force(model, t, q, v, None if kin is None else kin.R[pf.body])
             f_ext = f_ext.at[pf.body].add(jnp.concatenate([jnp.cross(x_b, f_b), f_b]))
         return tau, f_ext
 
@@ -144,10 +151,10 @@ class Loads(eqx.Module):
             P = P + jnp.dot(evaluate_signal(self.tau, t, q, v), v)
         if not self.forces:
             return P
-        kin = forward_kinematics(model, q)
+        kin = forward_kinematics(model, q) if any(pf.frame == "world" for pf in self.forces) else None
         vel = body_velocities(model, q, v)
         for pf in self.forces:
-            _, _, f_b, x_b = pf.resolve(model, t, q, v, kin.R[pf.body], kin.p[pf.body])
+            f_b, x_b = pf.body_force(model, t, q, v, None if kin is None else kin.R[pf.body])
             w, vb = vel[pf.body][:3], vel[pf.body][3:]
             P = P + jnp.dot(f_b, vb + jnp.cross(w, x_b))
         return P

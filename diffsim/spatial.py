@@ -156,11 +156,22 @@ def rot_to_euler_xyz(R):
 # --------------------------------------------------------------------------------------
 
 
-class Transform(eqx.Module):
-    """Plücker transform ``B_X_A`` as ``(E, r)`` (Featherstone 2008, §2.8, ``plux``)."""
+def _T(A):
+    return jnp.swapaxes(A, -1, -2)
 
-    E: jax.Array  # [3, 3] A-coordinates -> B-coordinates
-    r: jax.Array  # [3] origin of B relative to A, in A coordinates
+
+def _mv(A, x):
+    """``A @ x`` with any leading batch axes."""
+    return jnp.einsum("...ij,...j->...i", A, x)
+
+
+class Transform(eqx.Module):
+    """Plücker transform ``B_X_A`` as ``(E, r)`` (Featherstone 2008, §2.8, ``plux``).
+
+    Every method accepts leading batch axes (struct-of-arrays: ``E`` [..., 3, 3])."""
+
+    E: jax.Array  # [..., 3, 3] A-coordinates -> B-coordinates
+    r: jax.Array  # [..., 3] origin of B relative to A, in A coordinates
 
     @staticmethod
     def identity(dtype=None):
@@ -169,42 +180,48 @@ class Transform(eqx.Module):
     @staticmethod
     def from_placement(R, p):
         """Frame B placed in A at position ``p`` with orientation ``R`` (B coords -> A coords)."""
-        return Transform(jnp.swapaxes(R, -1, -2), p)
+        return Transform(_T(R), p)
 
     def __matmul__(self, other: "Transform") -> "Transform":
         """``C_X_A = C_X_B @ B_X_A``."""
-        return Transform(self.E @ other.E, other.r + other.E.T @ self.r)
+        return Transform(self.E @ other.E, other.r + _mv(_T(other.E), self.r))
+
+    def __getitem__(self, i) -> "Transform":
+        return Transform(self.E[i], self.r[i])
 
     def inverse(self) -> "Transform":
-        return Transform(self.E.T, -self.E @ self.r)
+        return Transform(_T(self.E), -_mv(self.E, self.r))
 
     def apply_motion(self, m):
-        w, v = m[:3], m[3:]
-        return jnp.concatenate([self.E @ w, self.E @ (v - jnp.cross(self.r, w))])
+        w, v = m[..., :3], m[..., 3:]
+        return jnp.concatenate([_mv(self.E, w), _mv(self.E, v - jnp.cross(self.r, w))], -1)
 
     def apply_force(self, f):
-        n, f3 = f[:3], f[3:]
-        return jnp.concatenate([self.E @ (n - jnp.cross(self.r, f3)), self.E @ f3])
+        n, f3 = f[..., :3], f[..., 3:]
+        return jnp.concatenate([_mv(self.E, n - jnp.cross(self.r, f3)), _mv(self.E, f3)], -1)
 
     def inv_apply_motion(self, m):
         """``A_X_B m`` for ``self = B_X_A``."""
-        w = self.E.T @ m[:3]
-        return jnp.concatenate([w, self.E.T @ m[3:] + jnp.cross(self.r, w)])
+        w = _mv(_T(self.E), m[..., :3])
+        return jnp.concatenate([w, _mv(_T(self.E), m[..., 3:]) + jnp.cross(self.r, w)], -1)
 
     def inv_apply_force(self, f):
         """``A_X_B^* f`` for ``self = B_X_A``: a force on B moved to A's coordinates."""
-        f3 = self.E.T @ f[3:]
-        return jnp.concatenate([self.E.T @ f[:3] + jnp.cross(self.r, f3), f3])
+        f3 = _mv(_T(self.E), f[..., 3:])
+        return jnp.concatenate([_mv(_T(self.E), f[..., :3]) + jnp.cross(self.r, f3), f3], -1)
 
     def motion_matrix(self):
-        """The 6×6 motion transform matrix."""
-        Z = jnp.zeros((3, 3), self.E.dtype)
-        return jnp.block([[self.E, Z], [-self.E @ skew(self.r), self.E]])
+        """The 6×6 motion transform matrix ``[[E, 0], [−E r×, E]]`` ([..., 6, 6]); its transpose
+        is the force transform in the opposite direction."""
+        Z = jnp.zeros_like(self.E)
+        top = jnp.concatenate([self.E, Z], -1)
+        bottom = jnp.concatenate([-self.E @ skew(self.r), self.E], -1)
+        return jnp.concatenate([top, bottom], -2)
 
     @property
     def rotation(self):
         """Orientation of B in A (B coordinates -> A coordinates)."""
-        return self.E.T
+        return _T(self.E)
 
     @property
     def translation(self):
@@ -219,24 +236,26 @@ def crm(m):
 
 
 def cross_motion(m, n):
-    """``m × n`` for two spatial motion vectors."""
-    w, v = m[:3], m[3:]
-    return jnp.concatenate([jnp.cross(w, n[:3]), jnp.cross(w, n[3:]) + jnp.cross(v, n[:3])])
+    """``m × n`` for two spatial motion vectors (leading batch axes allowed)."""
+    w, v = m[..., :3], m[..., 3:]
+    return jnp.concatenate([jnp.cross(w, n[..., :3]), jnp.cross(w, n[..., 3:]) + jnp.cross(v, n[..., :3])], -1)
 
 
 def cross_force(m, f):
-    """``m ×* f`` for a motion vector ``m`` and a force vector ``f``."""
-    w, v = m[:3], m[3:]
-    return jnp.concatenate([jnp.cross(w, f[:3]) + jnp.cross(v, f[3:]), jnp.cross(w, f[3:])])
+    """``m ×* f`` for a motion vector ``m`` and a force vector ``f`` (leading batch axes allowed)."""
+    w, v = m[..., :3], m[..., 3:]
+    return jnp.concatenate([jnp.cross(w, f[..., :3]) + jnp.cross(v, f[..., 3:]), jnp.cross(w, f[..., 3:])], -1)
 
 
 def spatial_inertia(mass, com, inertia_com):
     """Spatial inertia at the body origin from mass, COM ``c`` and inertia about the COM
-    (Featherstone eq 2.63: ``[[I_c + m c× c×ᵀ, m c×], [m c×ᵀ, m 1]]``)."""
+    (Featherstone eq 2.63: ``[[I_c + m c× c×ᵀ, m c×], [m c×ᵀ, m 1]]``); leading batch axes
+    (one per body) allowed."""
     C = skew(com)
-    return jnp.block(
-        [[inertia_com + mass * C @ C.T, mass * C], [mass * C.T, mass * jnp.eye(3, dtype=C.dtype)]]
-    )
+    m = jnp.asarray(mass)[..., None, None]
+    top = jnp.concatenate([inertia_com + m * C @ _T(C), m * C], -1)
+    bottom = jnp.concatenate([m * _T(C), m * jnp.eye(3, dtype=C.dtype)], -1)
+    return jnp.concatenate([top, bottom], -2)
 
 
 # --------------------------------------------------------------------------------------

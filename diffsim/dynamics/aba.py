@@ -21,52 +21,49 @@ def forward_dynamics(model: Model, q, v, tau=None, f_ext=None):
     tau = jnp.zeros(model.nv, dt) if tau is None else tau
     tau = tau - model.damping * v
     jd = JointData(model, q, v)
+    Xm = jd.Xm  # i_X_λ(i) [nb, 6, 6]; its transpose carries forces to the parent
     Ib = body_spatial_inertias(model)
     nb = t.nb
 
-    # pass 1: velocities, velocity-product accelerations c, bias forces pA
-    vel, c, IA, pA = [None] * nb, [None] * nb, list(Ib), [None] * nb
+    # pass 1: velocities root to leaves; then c = cJ + v × vJ and pA = v ×* I v − f_ext, batched
+    vel = [None] * nb
     for i in range(nb):
         p = t.parent[i]
-        if p < 0:
-            vel[i] = jd.vJ[i]
-            c[i] = jd.cJ[i]
-        else:
-            vel[i] = jd.Xup[i].apply_motion(vel[p]) + jd.vJ[i]
-            c[i] = jd.cJ[i] + sp.cross_motion(vel[i], jd.vJ[i])
-        pA[i] = sp.cross_force(vel[i], Ib[i] @ vel[i])
-        if f_ext is not None:
-            pA[i] = pA[i] - f_ext[i]
+        vel[i] = jd.vJ[i] if p < 0 else Xm[i] @ vel[p] + jd.vJ[i]
+    vel = jnp.stack(vel)
+    c = jd.cJ + sp.cross_motion(vel, jd.vJ)  # for a root v = vJ, so v × vJ = 0
+    pA_all = sp.cross_force(vel, jnp.einsum("bij,bj->bi", Ib, vel))
+    if f_ext is not None:
+        pA_all = pA_all - f_ext
+    IA, pA = [Ib[i] for i in range(nb)], [pA_all[i] for i in range(nb)]
 
     # pass 2: articulated inertias, leaves to root
     U, Dinv, u = [None] * nb, [None] * nb, [None] * nb
-    Xm = [X.motion_matrix() for X in jd.Xup]
     for i in reversed(range(nb)):
         S = jd.S[i]
         p = t.parent[i]
         if t.nv_joint[i]:
             sl = t.v_slice(i)
             U[i] = IA[i] @ S
-            D = S.T @ U[i] + jnp.diag(model.armature[sl])
-            Dinv[i] = sp.small_inv(D)
+            Dinv[i] = sp.small_inv(S.T @ U[i] + jnp.diag(model.armature[sl]))
             u[i] = tau[sl] - S.T @ pA[i]
             if p >= 0:
-                Ia = IA[i] - U[i] @ Dinv[i] @ U[i].T
-                pa = pA[i] + Ia @ c[i] + U[i] @ (Dinv[i] @ u[i])
+                UD = U[i] @ Dinv[i]
+                Ia = IA[i] - UD @ U[i].T
+                pa = pA[i] + Ia @ c[i] + UD @ u[i]
         elif p >= 0:
             Ia = IA[i]
             pa = pA[i] + Ia @ c[i]
         if p >= 0:
             IA[p] = IA[p] + Xm[i].T @ Ia @ Xm[i]
-            pA[p] = pA[p] + jd.Xup[i].inv_apply_force(pa)
+            pA[p] = pA[p] + Xm[i].T @ pa
 
     # pass 3: accelerations, root to leaves
     a0 = base_acceleration(model)
     acc, qdd = [None] * nb, []
     for i in range(nb):
         p = t.parent[i]
-        a_p = a0 if p < 0 else acc[p]
-        ai = jd.Xup[i].apply_motion(a_p) + c[i]
+        ai = Xm[i] @ (a0 if p < 0 else acc[p]) + c[i]
         if t.nv_joint[i]:
             qdd_i = Dinv[i] @ (u[i] - U[i].T @ ai)
             ai = ai + jd.S[i] @ qdd_i

@@ -12,9 +12,10 @@ def mass_matrix(model: Model, q):
     """``M(q)`` [nv, nv], armature included, symmetric positive definite."""
     t = model.topology
     jd = JointData(model, q)
-    Xm = [X.motion_matrix() for X in jd.Xup]  # i_X_λ(i) as 6x6
+    Xm = jd.Xm  # i_X_λ(i) [nb, 6, 6]
+    Ib = body_spatial_inertias(model)
     # composite inertias, leaves to root: IC_λ += Xᵀ IC_i X
-    IC = backward_pass(t, lambda i, ICi: Xm[i].T @ ICi @ Xm[i], body_spatial_inertias(model))
+    IC = backward_pass(t, lambda i, ICi: Xm[i].T @ ICi @ Xm[i], [Ib[i] for i in range(t.nb)])
     blocks = {}
     for i in range(t.nb):
         if not t.nv_joint[i]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from .. import spatial as sp
+
 
 from ..model.model import Model
 from .kinematics import body_com, body_velocities, world_transforms
@@ -12,9 +14,8 @@ from .traversal import JointData, body_spatial_inertias
 
 def kinetic_energy(model: Model, q, v):
     """``T = ½ Σ vᵢᵀ Iᵢ vᵢ + ½ Σ armature q̇²`` (= ½ vᵀ M v)."""
-    vel = body_velocities(model, q, v)
-    Ib = body_spatial_inertias(model)
-    T = sum(0.5 * vel[i] @ Ib[i] @ vel[i] for i in range(model.nb))
+    vel = jnp.stack(body_velocities(model, q, v))
+    T = 0.5 * jnp.einsum("bi,bij,bj->", vel, body_spatial_inertias(model), vel)
     return T + 0.5 * jnp.sum(model.armature * v * v)
 
 
@@ -31,9 +32,9 @@ def spatial_momentum(model: Model, q, v):
     """Total spatial momentum ``[L; P]`` in world coordinates; ``L`` about the world origin."""
     jd = JointData(model, q, v)
     X0 = world_transforms(model, q, jd)
-    vel = body_velocities(model, q, v, jd)
-    Ib = body_spatial_inertias(model)
-    return sum(X0[i].inv_apply_force(Ib[i] @ vel[i]) for i in range(model.nb))
+    h_body = jnp.einsum("bij,bj->bi", body_spatial_inertias(model), jnp.stack(body_velocities(model, q, v, jd)))
+    X0 = sp.Transform(jnp.stack([X.E for X in X0]), jnp.stack([X.r for X in X0]))
+    return jnp.sum(X0.inv_apply_force(h_body), axis=0)
 
 
 def linear_momentum(model: Model, q, v):

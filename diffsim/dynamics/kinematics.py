@@ -21,9 +21,7 @@ class Kinematics(eqx.Module):
 def world_transforms(model: Model, q, jd: JointData | None = None) -> list[sp.Transform]:
     """``i_X_0`` for each body (world -> body Plücker transforms)."""
     jd = jd if jd is not None else JointData(model, q)
-    return forward_pass(
-        model.topology, lambda i, X_p: jd.Xup[i] if X_p is None else jd.Xup[i] @ X_p, None
-    )
+    return forward_pass(model.topology, lambda i, X_p: jd.X[i] if X_p is None else jd.X[i] @ X_p, None)
 
 
 def forward_kinematics(model: Model, q) -> Kinematics:
@@ -52,7 +50,7 @@ def body_velocities(model: Model, q, v, jd: JointData | None = None) -> list:
     jd = jd if jd is not None else JointData(model, q, v)
     return forward_pass(
         model.topology,
-        lambda i, v_p: jd.vJ[i] if v_p is None else jd.Xup[i].apply_motion(v_p) + jd.vJ[i],
+        lambda i, v_p: jd.vJ[i] if v_p is None else jd.Xm[i] @ v_p + jd.vJ[i],
         None,
     )
 

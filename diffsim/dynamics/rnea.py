@@ -26,20 +26,21 @@ def inverse_dynamics(model: Model, q, v, a, f_ext=None):
     Ib = body_spatial_inertias(model)
     a0 = base_acceleration(model)
 
+    Xm = jd.Xm
+
     def outward(i, parent):  # (v_i, a_i)
-        ai = a[t.v_slice(i)]
+        ai = jd.S[i] @ a[t.v_slice(i)] + jd.cJ[i]
         if parent is None:
-            vi = jd.vJ[i]
-            acc = jd.Xup[i].apply_motion(a0) + jd.S[i] @ ai + jd.cJ[i]
-        else:
-            v_p, a_p = parent
-            vi = jd.Xup[i].apply_motion(v_p) + jd.vJ[i]
-            acc = jd.Xup[i].apply_motion(a_p) + jd.S[i] @ ai + jd.cJ[i] + sp.cross_motion(vi, jd.vJ[i])
-        return vi, acc
+            return jd.vJ[i], Xm[i] @ a0 + ai
+        v_p, a_p = parent
+        vi = Xm[i] @ v_p + jd.vJ[i]
+        return vi, Xm[i] @ a_p + ai + sp.cross_motion(vi, jd.vJ[i])
 
     va = forward_pass(t, outward, None)
-    f = [Ib[i] @ va[i][1] + sp.cross_force(va[i][0], Ib[i] @ va[i][0]) - f_ext[i] for i in range(t.nb)]
-    f = backward_pass(t, lambda i, fi: jd.Xup[i].inv_apply_force(fi), f)
+    vel = jnp.stack([x[0] for x in va])
+    acc = jnp.stack([x[1] for x in va])
+    f_all = jnp.einsum("bij,bj->bi", Ib, acc) + sp.cross_force(vel, jnp.einsum("bij,bj->bi", Ib, vel)) - f_ext
+    f = backward_pass(t, lambda i, fi: Xm[i].T @ fi, [f_all[i] for i in range(t.nb)])
     tau = [jd.S[i].T @ f[i] for i in range(t.nb)]
     tau = jnp.concatenate(tau) if tau else jnp.zeros(0, model.dtype)
     return tau + model.armature * a + model.damping * v

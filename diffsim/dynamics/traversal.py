@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence, TypeVar
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import spatial as sp
 from ..model import joints as jt
@@ -55,35 +57,83 @@ def ancestors_pass(topology: Topology, i: int, kernel: Callable, init) -> None:
         j = j_next
 
 
-class JointData:
-    """Per-body joint quantities at a configuration (Featherstone's ``jcalc`` + ``Xup``).
+def joint_groups(topology: Topology) -> tuple[tuple[jt.JointType, tuple[int, ...]], ...]:
+    """Bodies grouped by joint type (static): per-joint kernels run once per group, batched
+    over its bodies (struct-of-arrays), instead of once per body."""
+    groups: dict = {}
+    for i, jtype in enumerate(topology.joint_types):
+        groups.setdefault(jtype, []).append(i)
+    return tuple((j, tuple(b)) for j, b in groups.items())
 
-    ``Xup[i]`` is ``i_X_parent``; ``S[i]`` [6, nv_i] the motion subspace; ``qi[i]``/``vi[i]``
-    the joint's slice of q / v (v may be ``None`` for position-only uses).
+
+def _gather_rows(x, topology: Topology, bodies, sizes, starts):
+    """``x[idx]`` [k, n]: each body's slice of ``q`` or ``v`` (one gather)."""
+    n = sizes[bodies[0]]
+    idx = np.array([np.arange(starts[b], starts[b] + n) for b in bodies], dtype=np.int32).reshape(len(bodies), n)
+    return x[idx]
+
+
+def _to_body_order(parts, order, nb):
+    """Concatenate per-group arrays and put the rows back in body order."""
+    cat = parts[0] if len(parts) == 1 else jnp.concatenate(parts, 0)
+    inv = np.argsort(np.asarray(order))
+    return cat if np.array_equal(inv, np.arange(nb)) else cat[inv]
+
+
+class JointData:
+    """Per-body joint quantities at a configuration (Featherstone's ``jcalc`` + ``Xup``),
+    computed batched per joint type.
+
+    ``X`` (a batched :class:`~diffsim.spatial.Transform`) and ``Xm`` [nb, 6, 6] are
+    ``i_X_parent``; ``S[i]`` [6, nv_i] the motion subspace; ``vJ``/``cJ`` [nb, 6] the joint
+    velocity and velocity-product term (when ``v`` is given).
     """
 
     def __init__(self, model: Model, q, v=None):
         t = model.topology
-        self.Xup: list[sp.Transform] = []
-        self.S: list = []
-        self.vJ: list = []
-        self.cJ: list = []
-        for i, jtype in enumerate(t.joint_types):
-            qi = q[t.q_slice(i)]
-            Xtree = sp.Transform.from_placement(model.tree_rot[i], model.tree_pos[i])
-            XJ = jt.joint_transform(jtype, model.axis[i], qi)
-            self.Xup.append(XJ @ Xtree)
-            S = jt.motion_subspace(jtype, model.axis[i], qi)
-            self.S.append(S)
+        groups = joint_groups(t)
+        order, E_parts, r_parts, S_parts, vJ_parts, cJ_parts = [], [], [], [], [], []
+        for jtype, bodies in groups:
+            b = np.asarray(bodies)
+            axis = model.axis[b]
+            if jt.NQ[jtype]:
+                qg = _gather_rows(q, t, bodies, t.nq_joint, t.q_start)
+            else:
+                qg = jnp.zeros((len(bodies), 0), model.dtype)
+            XJ = jax.vmap(lambda a, qq: jt.joint_transform(jtype, a, qq))(axis, qg)
+            S = jax.vmap(lambda a, qq: jt.motion_subspace(jtype, a, qq))(axis, qg)
+            order += list(bodies)
+            E_parts.append(jnp.broadcast_to(XJ.E, (len(bodies), 3, 3)))
+            r_parts.append(jnp.broadcast_to(XJ.r, (len(bodies), 3)))
+            S_parts.append((bodies, S))
             if v is not None:
-                vi = v[t.v_slice(i)]
-                self.vJ.append(S @ vi)
-                self.cJ.append(jt.bias_acceleration(jtype, model.axis[i], qi, vi))
+                if jt.NV[jtype]:
+                    vg = _gather_rows(v, t, bodies, t.nv_joint, t.v_start)
+                    vJ_parts.append(jnp.einsum("kij,kj->ki", S, vg))
+                    cJ_parts.append(jax.vmap(lambda a, qq, vv: jt.bias_acceleration(jtype, a, qq, vv))(axis, qg, vg))
+                else:
+                    vJ_parts.append(jnp.zeros((len(bodies), 6), model.dtype))
+                    cJ_parts.append(jnp.zeros((len(bodies), 6), model.dtype))
+        nb = t.nb
+        XJ = sp.Transform(_to_body_order(E_parts, order, nb), _to_body_order(r_parts, order, nb))
+        Xtree = sp.Transform.from_placement(model.tree_rot, model.tree_pos)
+        self.X = XJ @ Xtree
+        self.Xm = self.X.motion_matrix()
+        self.S = [None] * nb
+        for bodies, S in S_parts:
+            for k, i in enumerate(bodies):
+                self.S[i] = S[k]
+        self.vJ = None if v is None else _to_body_order(vJ_parts, order, nb)
+        self.cJ = None if v is None else _to_body_order(cJ_parts, order, nb)
+
+    @property
+    def Xup(self) -> list[sp.Transform]:
+        return [self.X[i] for i in range(self.Xm.shape[0])]
 
 
-def body_spatial_inertias(model: Model) -> list:
-    """``I_i`` [6, 6] at each body origin, body coordinates (Featherstone eq 2.63)."""
-    return [sp.spatial_inertia(model.mass[i], model.com[i], model.inertia[i]) for i in range(model.nb)]
+def body_spatial_inertias(model: Model):
+    """``I_i`` [nb, 6, 6] at each body origin, body coordinates (Featherstone eq 2.63)."""
+    return sp.spatial_inertia(model.mass, model.com, model.inertia)
 
 
 def base_acceleration(model: Model):
