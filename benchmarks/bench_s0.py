@@ -531,6 +531,13 @@ def bench(args) -> dict:
     res["compile_s"]["diffsim_rollout_first_call"] = t_first_roll
     res["compile_s"]["diffsim_rollout_stages"] = stages_roll
     ent = {"diffsim lax.scan RK4 (jit)": (lambda: jax.block_until_ready(roll(m, q0s0, v0s0)), 1, 4 * steps)}
+    # the library's own fixed-step integrator: RK4 with quaternions embedded (order 4 on SO(3)),
+    # stages in an inner scan, all steps saved
+    ds_roll = jax.jit(lambda m, q0, v0: ds.rollout(m, q0, v0, DT, steps, loads=ld)[1:])
+    t_first_dr, stages_dr, _ = ev.first_call(ds_roll, m, q0s0, v0s0)
+    res["compile_s"]["diffsim_ds_rollout_first_call"] = t_first_dr
+    ent["diffsim ds.rollout (library RK4, stages in a scan)"] = (
+        lambda: jax.block_until_ready(ds_roll(m, q0s0, v0s0)), 1, 4 * steps)
     roll_s = None
     if not args.no_profile:
         log("(b) diffsim rollout with scanned stages, compile")
