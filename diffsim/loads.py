@@ -119,9 +119,10 @@ class Loads(eqx.Module):
         """``(tau [nv], f_ext [nb, 6])`` with ``f_ext`` in body coordinates at body origins."""
         tau = jnp.zeros(model.nv, model.dtype)
         if self.tau is not None:
-            tau = tau + evaluate_signal(self.tau, t, q, v)
-            if tau.shape != (model.nv,):
-                raise ValueError(f"tau must have shape ({model.nv},), got {tau.shape}")
+            u = evaluate_signal(self.tau, t, q, v)
+            if u.shape != (model.nv,):
+                raise ValueError(f"tau must evaluate to shape ({model.nv},) (one entry per velocity), got {u.shape}")
+            tau = tau + u
         if not self.forces:
             return tau, None
         kin = forward_kinematics(model, q) if any(pf.frame == "world" for pf in self.forces) else None

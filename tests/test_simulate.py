@@ -119,6 +119,12 @@ def test_max_steps_status_and_input_errors():
         ds.simulate(m, q0, v0, 1.0, solver="rk45")
     with pytest.raises(ValueError, match="needs dt0"):
         ds.simulate(m, q0, v0, 1.0, solver="rk4")
+    with pytest.raises(ValueError, match=r"tau must evaluate to shape \(3,\)"):
+        ds.simulate(m, q0, v0, 1.0, tau=jnp.ones(2))
+    with pytest.raises(ValueError, match="frame must be 'world' or 'local'"):
+        ds.point_force(m, "l3", jnp.ones(3), frame="site")
+    with pytest.raises(KeyError, match="no body named 'l9'"):
+        ds.point_force(m, "l9", jnp.ones(3))
 
 
 def test_rk4_converges_at_fourth_order_and_kvaerno5_agrees():
