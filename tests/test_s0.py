@@ -29,6 +29,7 @@ def test_s0_cli_writes_results_and_momentum_balances(s0_run):
     assert list(d["body_names"]) == ["base", "a1l1", "a1l2", "a2l1", "a2l2"]
     assert d["t"][0] == 0.0 and d["t"][-1] == 10.0 and T == 201
     assert d["body_com"].shape == (T, nb, 3) and d["body_quat"].shape == (T, nb, 4)
+    assert d["attitude_euler_xyz"].shape == (T, nb, 3) and np.all(d["attitude_euler_xyz"][0] == 0.0)
     assert d["q"].shape == (T, 7 + 4 * 4) and d["v"].shape == (T, 6 + 3 * 4)
     # zero initial state; the applied impulse is what moved the system's momentum
     np.testing.assert_allclose(d["linear_momentum"][-1], d["linear_impulse"][-1], rtol=1e-9)

@@ -81,7 +81,10 @@ def _run(options, params, out: Path) -> dict:
     com = np.asarray(traj.body_com())
     R, p = traj.body_poses()
     quat = np.asarray(jax.vmap(jax.vmap(sp.rot_to_quat))(R))
-    euler = np.asarray(jax.vmap(jax.vmap(sp.rot_to_euler_xyz))(R))
+    # attitude relative to the start, R(0)ᵀ R(t), as intrinsic x-y-z angles: the links start
+    # pitched by ±90° in the world frame, where absolute x-y-z angles are singular
+    R_rel = jnp.einsum("bji,tbjk->tbik", R[0], R)
+    euler = np.asarray(jax.vmap(jax.vmap(sp.rot_to_euler_xyz))(R_rel))
     h = np.asarray(jax.vmap(lambda q, v: spatial_momentum(m, q, v))(traj.q, traj.v))
     T = np.asarray(jax.vmap(lambda q, v: kinetic_energy(m, q, v))(traj.q, traj.v))
     imp = np.asarray(traj.integrals)
@@ -101,7 +104,7 @@ def _run(options, params, out: Path) -> dict:
         body_com=com,
         body_pos=np.asarray(p),
         body_quat=quat,
-        body_euler_xyz=euler,
+        attitude_euler_xyz=euler,
         linear_momentum=h[:, 3:],
         angular_momentum=h[:, :3],
         linear_impulse=imp[:, 3:6],
@@ -114,7 +117,7 @@ def _run(options, params, out: Path) -> dict:
         figs.append(plot_body_com_displacement(t, com, names, out / "com_displacement.png",
                                                title="S0: centre-of-mass displacement of base and links"))
         figs.append(plot_attitudes(t, euler, names, out / "attitudes.png",
-                                   title="S0: attitude of base and links (intrinsic x-y-z, world)"))
+                                   title="S0: attitude of base and links relative to t = 0 (intrinsic x-y-z angles)"))
         figs.append(plot_conservation(
             t,
             {
@@ -132,7 +135,7 @@ def _run(options, params, out: Path) -> dict:
         "t1": float(t[-1]),
         "body_names": names,
         "final_com_displacement_m": {n: (com[-1, k] - com[0, k]).tolist() for k, n in enumerate(names)},
-        "final_body_euler_xyz_deg": {n: np.degrees(euler[-1, k]).tolist() for k, n in enumerate(names)},
+        "final_attitude_euler_xyz_deg": {n: np.degrees(euler[-1, k]).tolist() for k, n in enumerate(names)},
         "momentum_check": {
             "linear_rel_error": err_P,
             "angular_rel_error": err_L,
