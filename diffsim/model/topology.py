@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 from .joints import NQ, NV, QUAT_OFFSET, JointType
+
+
+def _offsets(sizes) -> tuple[int, ...]:
+    """Start index of each block in a concatenation of blocks of the given sizes."""
+    sizes = tuple(sizes)
+    return tuple(itertools.accumulate((0,) + sizes[:-1])) if sizes else ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,19 +44,11 @@ class Topology:
 
     @property
     def q_start(self) -> tuple[int, ...]:
-        out, s = [], 0
-        for n in self.nq_joint:
-            out.append(s)
-            s += n
-        return tuple(out)
+        return _offsets(self.nq_joint)
 
     @property
     def v_start(self) -> tuple[int, ...]:
-        out, s = [], 0
-        for n in self.nv_joint:
-            out.append(s)
-            s += n
-        return tuple(out)
+        return _offsets(self.nv_joint)
 
     @property
     def nq(self) -> int:
