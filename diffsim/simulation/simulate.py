@@ -182,10 +182,7 @@ def simulate(
         event=diffrax.Event(_nonfinite),
     )
     qs, vs, ws = sol.ys
-    finite = jnp.all(jnp.isfinite(qs)) & jnp.all(jnp.isfinite(vs))
-    if ws is not None:
-        finite = finite & jnp.all(jnp.isfinite(ws))
-    result = _status(sol, finite)
+    result = _status(sol, ~_nonfinite(None, sol.ys, None))
     if throw:
         qs = eqx.error_if(
             qs, result == Status.NONFINITE, "simulate: the state became non-finite (NaN/inf) during the solve"
