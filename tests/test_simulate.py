@@ -106,6 +106,15 @@ def test_nonfinite_state_is_reported_never_silent():
         ds.simulate(m, q0.at[0].set(jnp.nan), v0, 1.0)
 
 
+def test_progress_bar_runs_and_changes_nothing(capsys):
+    m = arm()
+    q0, v0 = jnp.zeros(3), jnp.ones(3)
+    plain = ds.simulate(m, q0, v0, 0.5, rtol=1e-9, atol=1e-9, saveat=3)
+    shown = ds.simulate(m, q0, v0, 0.5, rtol=1e-9, atol=1e-9, saveat=3, progress=True)
+    np.testing.assert_array_equal(plain.q, shown.q)
+    assert "100.00%" in capsys.readouterr().err
+
+
 def test_max_steps_status_and_input_errors():
     m = arm()
     q0, v0 = jnp.zeros(3), jnp.ones(3)
