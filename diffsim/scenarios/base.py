@@ -74,6 +74,7 @@ def run_scenario(scenario: Scenario, out_dir, overrides: list[str] | None = None
 
 
 def _jsonable(x):
+    """Plain-Python copy of results (NumPy/JAX scalars and arrays to floats and lists)."""
     if isinstance(x, dict):
         return {str(k): _jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
