@@ -45,8 +45,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
     import jax
 
-    if not args.float32:
-        jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", not args.float32)
     from .scenarios import SCENARIOS, run_scenario
 
     if args.scenario not in SCENARIOS:
