@@ -58,3 +58,20 @@ def test_cli_help_lists_scenarios_and_rejects_bad_options(capsys, tmp_path):
     assert main(["run", "no-such-scenario", "--out", str(tmp_path)]) == 2
     assert main(["run", "seed000-dual-arm", "--out", str(tmp_path), "--set", "body.nobody.mass=3"]) == 2
     assert "unknown parameter" in capsys.readouterr().err
+
+
+def test_cli_set_overrides_a_named_parameter(s0_run, tmp_path):
+    """``--set body.base.mass=800``: recorded in the summary, and a heavier base moves less."""
+    _, out = s0_run
+    code = main(["run", "seed000-dual-arm", "--out", str(tmp_path), "--set", "body.base.mass=800",
+                 "--set", "t1=1", "--set", "n_save=11", "--set", "plots=false"])
+    assert code == 0
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["overrides"] == {"body.base.mass": 800.0} and s["options"]["t1"] == 1.0
+    heavy = np.load(tmp_path / "trajectory.npz")
+    light = np.load(out / "trajectory.npz")
+    k = int(np.argmin(np.abs(light["t"] - 1.0)))
+    assert light["t"][k] == 1.0
+    d_heavy = np.linalg.norm(heavy["body_com"][-1, 0] - heavy["body_com"][0, 0])
+    d_light = np.linalg.norm(light["body_com"][k, 0] - light["body_com"][0, 0])
+    assert 0 < d_heavy < d_light
