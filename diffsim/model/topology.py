@@ -65,29 +65,6 @@ class Topology:
         return slice(self.v_start[i], self.v_start[i] + self.nv_joint[i])
 
     @property
-    def children(self) -> tuple[tuple[int, ...], ...]:
-        ch = [[] for _ in range(self.nb)]
-        for i, p in enumerate(self.parent):
-            if p >= 0:
-                ch[p].append(i)
-        return tuple(tuple(c) for c in ch)
-
-    @property
-    def depth(self) -> tuple[int, ...]:
-        d = []
-        for p in self.parent:
-            d.append(0 if p < 0 else d[p] + 1)
-        return tuple(d)
-
-    def ancestors(self, i: int) -> tuple[int, ...]:
-        """Bodies on the path from ``i`` to the root, ``i`` included (the 'support')."""
-        out = []
-        while i >= 0:
-            out.append(i)
-            i = self.parent[i]
-        return tuple(out)
-
-    @property
     def quat_q_indices(self) -> tuple[tuple[int, int], ...]:
         """(start, stop) of every quaternion inside ``q``."""
         out = []
