@@ -43,6 +43,8 @@ from .model import (
 )
 
 __version__ = "0.1.0"
-from .simulation import RK4, Status, Trajectory, rollout, simulate
+from .simulation import RK4, Prescribed, Status, Trajectory, joint_torques, prescribe, rollout, simulate
+from . import flexible
+from .flexible import FlexBody, beam
 from .loads import Loads, PointForce, TimeSeries, point_force, site_force
 from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco

@@ -24,7 +24,15 @@ def forward_dynamics(model: Model, q, v, tau=None, f_ext=None):
     ``δv̇ = M⁻¹ (δτ − ∂ID/∂(θ, q, v, f_ext) · δ(θ, q, v, f_ext))``, with ``M⁻¹`` applied by ABA at
     zero velocity and gravity (:func:`_forward_dynamics_jvp`). Exact, and cheaper to compile
     and to run in reverse mode.
+
+    Trees with flexible links (``model.flex``) go to the O(n) flexible sweep
+    (:func:`diffsim.flexible.forward_dynamics_flexible`); ``v̇`` then ends with the modal
+    accelerations and ``tau`` with the modal generalised forces.
     """
+    if model.topology.has_flex:
+        from ..flexible.dynamics import forward_dynamics_flexible
+
+        return forward_dynamics_flexible(model, q, v, tau, f_ext)
     tau = jnp.zeros(model.nv, model.dtype) if tau is None else tau
     f_ext = jnp.zeros((model.nb, 6), model.dtype) if f_ext is None else f_ext
     return _forward_dynamics(model, q, v, tau, f_ext)

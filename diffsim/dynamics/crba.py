@@ -9,7 +9,12 @@ from .traversal import JointData, ancestors_pass, backward_pass, body_spatial_in
 
 
 def mass_matrix(model: Model, q):
-    """``M(q)`` [nv, nv], armature included, symmetric positive definite."""
+    """``M(q)`` [nv, nv], armature included, symmetric positive definite (flexible trees:
+    :func:`diffsim.flexible.mass_matrix_flexible`)."""
+    if model.topology.has_flex:
+        from ..flexible.dynamics import mass_matrix_flexible
+
+        return mass_matrix_flexible(model, q)
     t = model.topology
     jd = JointData(model, q)
     Xm = jd.Xm  # i_X_λ(i) [nb, 6, 6]

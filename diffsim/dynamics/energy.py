@@ -14,13 +14,22 @@ from .traversal import JointData, body_spatial_inertias
 
 def kinetic_energy(model: Model, q, v):
     """``T = ½ Σ vᵢᵀ Iᵢ vᵢ + ½ Σ armature q̇²`` (= ½ vᵀ M v)."""
+    if model.topology.has_flex:
+        from ..flexible.dynamics import kinetic_energy_flexible
+
+        return kinetic_energy_flexible(model, q, v)
     vel = jnp.stack(body_velocities(model, q, v))
     T = 0.5 * jnp.einsum("bi,bij,bj->", vel, body_spatial_inertias(model), vel)
     return T + 0.5 * jnp.sum(model.armature * v * v)
 
 
 def potential_energy(model: Model, q):
-    """Gravity potential ``V = −Σ mᵢ g·cᵢ`` (zero at the world origin)."""
+    """Gravity potential ``V = −Σ mᵢ g·cᵢ`` (zero at the world origin); flexible trees add
+    their sections' gravity potential and the strain energy."""
+    if model.topology.has_flex:
+        from ..flexible.dynamics import potential_energy_flexible
+
+        return potential_energy_flexible(model, q)
     return -jnp.sum(model.mass * (body_com(model, q) @ model.gravity))
 
 

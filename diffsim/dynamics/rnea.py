@@ -20,6 +20,10 @@ def inverse_dynamics(model: Model, q, v, a, f_ext=None):
     origin**. Joint damping ``D`` and armature are included, so that
     ``forward_dynamics(model, q, v, inverse_dynamics(model, q, v, a)) == a``.
     """
+    if model.topology.has_flex:
+        from ..flexible.dynamics import inverse_dynamics_flexible
+
+        return inverse_dynamics_flexible(model, q, v, a, f_ext)
     t = model.topology
     f_ext = _zeros_fext(model) if f_ext is None else f_ext
     jd = JointData(model, q, v)

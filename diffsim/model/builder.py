@@ -109,6 +109,14 @@ class _Body:
     inertia: np.ndarray
     damping: np.ndarray
     armature: np.ndarray
+    flex: object = None
+
+
+def _cast(tree, dtype):
+    """Every float leaf of ``tree`` as a JAX array of ``dtype`` (default: JAX's float)."""
+    import jax
+
+    return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype if dtype is not None else jnp.result_type(float)), tree)
 
 
 @dataclasses.dataclass
@@ -154,6 +162,7 @@ class ModelBuilder:
         inertia=(0.0, 0.0, 0.0),
         damping=0.0,
         armature=0.0,
+        flex=None,
     ):
         """Add a body attached to ``parent`` (``None``: the world) by a joint.
 
@@ -161,6 +170,11 @@ class ModelBuilder:
         joint's zero; ``com`` [m] and ``inertia`` [kg m²] (about the COM, body axes; a 3-vector
         is a diagonal) describe the mass distribution; ``axis`` is the unit joint axis in the
         body frame (revolute/prismatic); ``damping``/``armature`` are per joint DOF.
+
+        ``flex``: a :class:`diffsim.flexible.FlexBody` (e.g. from :func:`diffsim.beam`) makes the
+        link flexible; ``mass``/``com``/``inertia`` are then its rigid part (hub), and its
+        children attach to the deformed distal end (their ``pos``/``quat`` are relative to the
+        end frame).
         """
         owner = f"body {name!r}"
         if not isinstance(name, str) or not name:
@@ -195,8 +209,15 @@ class ModelBuilder:
         armature = np.broadcast_to(np.asarray(armature, float), (nv,)).copy() if nv else np.zeros(0)
         if np.any(damping < 0) or np.any(armature < 0):
             raise ModelError(f"{owner}: joint damping and armature must be non-negative")
+        if flex is not None:
+            from ..flexible.body import FlexBody
+
+            if not isinstance(flex, FlexBody):
+                raise ModelError(f"{owner}: flex must be a diffsim.flexible.FlexBody, got {type(flex).__name__}")
+            if flex.ne < 1:
+                raise ModelError(f"{owner}: a flexible link needs at least one mode")
         self._bodies.append(
-            _Body(name, parent, jtype, joint_name or name, axis, pos, R, mass, com, inertia, damping, armature)
+            _Body(name, parent, jtype, joint_name or name, axis, pos, R, mass, com, inertia, damping, armature, flex)
         )
         return self
 
@@ -235,6 +256,12 @@ class ModelBuilder:
             if parent[i] >= 0:
                 sub_mass[parent[i]] += sub_mass[i]
         for i, b in enumerate(bodies):
+            if b.flex is not None:
+                sub_mass[i] += 1.0  # a flexible link carries its own (section) mass
+        for i in reversed(range(len(bodies))):
+            if parent[i] >= 0 and bodies[i].flex is not None:
+                sub_mass[parent[i]] += 1.0
+        for i, b in enumerate(bodies):
             if NV[b.joint] > 0 and sub_mass[i] <= 0:
                 raise ModelError(
                     f"body {b.name!r}: its {b.joint.value} joint moves a subtree with zero mass, "
@@ -250,6 +277,7 @@ class ModelBuilder:
             joint_names=tuple(joint_names),
             site_names=tuple(s.name for s in self._sites),
             site_body=tuple(index[s.body] for s in self._sites),
+            n_modes=tuple(0 if b.flex is None else b.flex.ne for b in bodies) if any(b.flex is not None for b in bodies) else (),
         )
         f = lambda x: jnp.asarray(np.asarray(x, float), dtype)  # noqa: E731
         ns = len(self._sites)
@@ -266,6 +294,7 @@ class ModelBuilder:
             gravity=f(self.gravity),
             site_pos=f([s.pos for s in self._sites] if ns else np.zeros((0, 3))),
             site_rot=f([s.rot for s in self._sites] if ns else np.zeros((0, 3, 3))),
+            flex=tuple(None if b.flex is None else _cast(b.flex, dtype) for b in bodies) if topo.n_modes else (),
         )
 
     def _place(self, name, by_name, order, placed, path):

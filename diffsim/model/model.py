@@ -30,6 +30,9 @@ class Model(eqx.Module):
     gravity: jax.Array  # [3] m/s², world frame
     site_pos: jax.Array  # [ns, 3] m, in the site's body frame
     site_rot: jax.Array  # [ns, 3, 3] site coords -> body coords
+    # flexible links (diffsim.flexible.FlexBody) per body, None for a rigid body; () = all rigid.
+    # A flexible body's children attach to its deformed distal end (tree_pos/rot relative to it).
+    flex: tuple = ()
 
     # convenience views of the topology
     @property
@@ -61,4 +64,6 @@ def neutral_configuration(model: Model):
     """``q`` with every joint at its zero (identity quaternions)."""
     t = model.topology
     parts = [jt.neutral(j, model.dtype) for j in t.joint_types]
+    if t.ne:
+        parts.append(jnp.zeros(t.ne, model.dtype))
     return jnp.concatenate(parts) if parts else jnp.zeros(0, model.dtype)

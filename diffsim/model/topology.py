@@ -28,6 +28,39 @@ class Topology:
     joint_names: tuple[str, ...]
     site_names: tuple[str, ...] = ()
     site_body: tuple[int, ...] = ()
+    n_modes: tuple[int, ...] = ()  # elastic (modal) coordinates per body; () = all rigid
+
+    # ---- flexible bodies: modal coordinates follow all joint coordinates in q and v ----
+    @property
+    def modes(self) -> tuple[int, ...]:
+        return self.n_modes if self.n_modes else (0,) * self.nb
+
+    @property
+    def has_flex(self) -> bool:
+        return any(self.modes)
+
+    @property
+    def nq_rigid(self) -> int:
+        return sum(self.nq_joint)
+
+    @property
+    def nv_rigid(self) -> int:
+        return sum(self.nv_joint)
+
+    @property
+    def ne(self) -> int:
+        """Number of elastic coordinates."""
+        return sum(self.modes)
+
+    def e_q_slice(self, i: int) -> slice:
+        """Body ``i``'s modal coordinates inside ``q``."""
+        s = self.nq_rigid + _offsets(self.modes)[i]
+        return slice(s, s + self.modes[i])
+
+    def e_v_slice(self, i: int) -> slice:
+        """Body ``i``'s modal rates inside ``v``."""
+        s = self.nv_rigid + _offsets(self.modes)[i]
+        return slice(s, s + self.modes[i])
 
     # ---- derived tables (Pinocchio's idx_q / idx_v / subtrees) ----
     @property
@@ -52,11 +85,11 @@ class Topology:
 
     @property
     def nq(self) -> int:
-        return sum(self.nq_joint)
+        return self.nq_rigid + self.ne
 
     @property
     def nv(self) -> int:
-        return sum(self.nv_joint)
+        return self.nv_rigid + self.ne
 
     def q_slice(self, i: int) -> slice:
         return slice(self.q_start[i], self.q_start[i] + self.nq_joint[i])

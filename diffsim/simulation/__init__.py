@@ -1,8 +1,21 @@
 """Time integration: diffrax glue and results."""
 
+from .prescribed import Prescribed, joint_torques, mixed_dynamics, prescribe
 from .rollout import rk4_step, rollout
 from .simulate import simulate
 from .solvers import RK4, SOLVERS
 from .trajectory import Status, Trajectory
 
-__all__ = ["RK4", "SOLVERS", "Status", "Trajectory", "rk4_step", "rollout", "simulate"]
+__all__ = [
+    "RK4",
+    "SOLVERS",
+    "Prescribed",
+    "Status",
+    "Trajectory",
+    "joint_torques",
+    "mixed_dynamics",
+    "prescribe",
+    "rk4_step",
+    "rollout",
+    "simulate",
+]

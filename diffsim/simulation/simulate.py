@@ -22,16 +22,21 @@ from ..dynamics.aba import forward_dynamics
 from ..dynamics.configuration import configuration_rate, normalize
 from ..loads import Loads, as_loads
 from ..model.model import Model
+from .prescribed import Prescribed, mixed_dynamics
 from .solvers import make_solver
 from .trajectory import Status, Trajectory
 
 
 def _vector_field(t, y, args):
-    model, loads, integrand, dynamics = args
+    model, loads, integrand, dynamics, prescribed = args
     q, v, _ = y
     qn = normalize(model, q)
     tau, f_ext = loads.evaluate(model, t, qn, v)
-    vdot = dynamics(model, qn, v, tau, f_ext)
+    if prescribed is None:
+        vdot = dynamics(model, qn, v, tau, f_ext)
+    else:
+        q, v, vdot, _ = mixed_dynamics(model, prescribed, t, q, v, tau, f_ext)
+        qn = normalize(model, q)
     wdot = None if integrand is None else jnp.asarray(integrand(t, qn, v))
     return configuration_rate(model, q, v), vdot, wdot
 
@@ -107,6 +112,8 @@ def simulate(
     integrals: Callable | None = None,
     adjoint: diffrax.AbstractAdjoint | None = None,
     dynamics: Callable = forward_dynamics,
+    prescribed: Prescribed | None = None,
+    controller: diffrax.AbstractStepSizeController | None = None,
 ) -> Trajectory:
     """Integrate ``M(q) v̇ + C v + g + D v = τ + Σ Jᵀ f`` from ``t0`` to ``t1``.
 
@@ -132,6 +139,12 @@ def simulate(
         dynamics: ``f(model, q, v, tau, f_ext) -> v̇``; the default is the O(n) ABA
             (:func:`diffsim.forward_dynamics`); the papers' formulations (e.g.
             :func:`diffsim.formulations.forward_dynamics_bh`) plug in here for cross-checks.
+        prescribed: joints with imposed motion (:func:`diffsim.prescribe`); the mixed problem
+            is solved by the O(n) sweep and :func:`diffsim.joint_torques` returns the driving
+            torques. The trajectory holds the imposed motion exactly on those joints.
+        controller: a diffrax step-size controller replacing the default one (e.g. a
+            ``PIDController`` with ``dtmin``/``jump_ts``, or ``ConstantStepSize`` to run an
+            adaptive-capable solver such as ``'newmark'`` at the fixed step ``dt0``).
 
     Returns:
         :class:`Trajectory` with ``t``, ``q``, ``v`` (time-major), ``integrals``, ``result``.
@@ -154,7 +167,9 @@ def simulate(
     t0 = jnp.asarray(t0, dtype)
     t1 = jnp.asarray(t1, dtype)
     ts = _save_times(saveat, t0, t1, dtype)
-    if adaptive:
+    if controller is not None:
+        pass
+    elif adaptive:
         implicit = isinstance(solver_obj, diffrax.AbstractImplicitSolver)
         norm = optx.rms_norm if implicit else _rms_norm_fail_fast
         controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=norm)
@@ -172,7 +187,7 @@ def simulate(
         t1,
         None if dt0 is None else jnp.asarray(dt0, dtype),
         y0,
-        args=(model, loads, integrals, dynamics),
+        args=(model, loads, integrals, dynamics, prescribed),
         saveat=diffrax.SaveAt(ts=ts),
         stepsize_controller=controller,
         max_steps=max_steps,
@@ -187,6 +202,8 @@ def simulate(
         qs = eqx.error_if(
             qs, result == Status.NONFINITE, "simulate: the state became non-finite (NaN/inf) during the solve"
         )
+    if prescribed is not None:  # the imposed motion, exactly
+        qs, vs, _ = jax.vmap(lambda t, q, v: prescribed.impose(t, q, v))(sol.ts, qs, vs)
     qs = jax.vmap(lambda q: normalize(model, q))(qs)
     return Trajectory(
         t=sol.ts, q=qs, v=vs, integrals=ws, result=result, num_steps=sol.stats["num_accepted_steps"], model=model

@@ -1,0 +1,43 @@
+"""Flexible links: assumed-mode beams in the multibody tree (floating frame of reference).
+
+:mod:`.body` defines the kinematics every formulation follows; :mod:`.beam` builds a link from
+beam data and mode shapes; :mod:`.dynamics` has the O(n) sweep, the inverse dynamics and the
+mass-matrix form; :mod:`.kinematics` the world poses of frames and sections.
+"""
+
+from .beam import BeamError, beam, gauss_legendre
+from .body import FlexBody, body_kinetics, end_transform, section_pose
+from .dynamics import (
+    articulated_flexible,
+    dissipated_power_flexible,
+    elastic_forces,
+    forward_dynamics_flexible,
+    forward_dynamics_mm,
+    inverse_dynamics_flexible,
+    kinetic_energy_flexible,
+    mass_matrix_flexible,
+    potential_energy_flexible,
+)
+from .kinematics import end_position, frames, sections_world
+
+__all__ = [
+    "BeamError",
+    "FlexBody",
+    "articulated_flexible",
+    "beam",
+    "body_kinetics",
+    "dissipated_power_flexible",
+    "elastic_forces",
+    "end_position",
+    "end_transform",
+    "forward_dynamics_flexible",
+    "forward_dynamics_mm",
+    "frames",
+    "gauss_legendre",
+    "inverse_dynamics_flexible",
+    "kinetic_energy_flexible",
+    "mass_matrix_flexible",
+    "potential_energy_flexible",
+    "section_pose",
+    "sections_world",
+]

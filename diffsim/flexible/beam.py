@@ -1,0 +1,225 @@
+"""Beams by assumed modes → :class:`~.body.FlexBody` (modal integrals by Gauss–Legendre).
+
+Fields on ``η = x/L``: each family of mode shapes gives ``W`` (displacement, or angle for
+torsion), ``dW``, ``ddW`` (``η``-derivatives), ``Theta`` (section rotation × L; ``= dW`` for
+Euler–Bernoulli) and ``dTheta`` — the interface of :mod:`diffsim.beams`. Physical quantities:
+slope/rotation ``θ = Θ/L``, curvature ``θ′ = Θ′/L²``, shear strain ``γ_s = (W′ − Θ)/L``.
+
+Coordinates of a link, in this order: bending in the x–y plane (``w_y``, rotation about z),
+bending in the x–z plane (``w_z``, rotation about −y), torsion (``θ_x``), axial (``u_x``).
+
+Modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35; Timoshenko stiffness with shear):
+
+* stiffness ``K = ∫ (EI θ′ᵢθ′ⱼ + kAG γᵢγⱼ) dx`` per bending plane, ``∫ GJ θ′ₓᵢθ′ₓⱼ dx`` (torsion),
+  ``∫ EA u′ᵢu′ⱼ dx`` (axial);
+* damping ``D = ∫ (γ wᵢwⱼ + K_v I w″ᵢw″ⱼ) dx`` (air γ, Kelvin–Voigt K_v), per bending plane;
+* mass by sections (Gauss points carrying ``μ w_g`` and ``J w_g``) plus tip masses
+  (seed 004 eqs 31–35: a point mass with rotary inertia at ``x = L``; rigid segments of any
+  shape are rigid child bodies on a fixed joint at the end frame).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .body import FlexBody
+
+
+class BeamError(ValueError):
+    """Inconsistent beam data, with the offending item named."""
+
+
+def gauss_legendre(n: int):
+    """Nodes and weights of the ``n``-point Gauss–Legendre rule on [0, 1] (NumPy)."""
+    x, w = np.polynomial.legendre.leggauss(int(n))
+    return 0.5 * (x + 1.0), 0.5 * w
+
+
+def _positive(name, value, allow_zero=False):
+    v = np.asarray(value, dtype=float) if not hasattr(value, "aval") else None
+    if v is None:  # traced: cannot check
+        return
+    bad = (v < 0) if allow_zero else (v <= 0)
+    if np.any(bad) or not np.all(np.isfinite(v)):
+        raise BeamError(f"{name} must be {'non-negative' if allow_zero else 'positive'} and finite, got {value}")
+
+
+def _fields(shapes, eta):
+    f = shapes.fields(jnp.asarray(eta))
+    n = f["W"].shape[-1]
+    if n < 1:
+        raise BeamError("a mode family with zero modes: give at least one mode or leave the family out")
+    return f
+
+
+def beam(
+    L,
+    mu,
+    *,
+    EI_z=None,
+    EI_y=None,
+    GJ=None,
+    EA=None,
+    kAG_y=None,
+    kAG_z=None,
+    modes_y=None,
+    modes_z=None,
+    modes_torsion=None,
+    modes_axial=None,
+    rotary_inertia=(0.0, 0.0, 0.0),
+    air_damping=0.0,
+    kelvin_voigt=0.0,
+    I_y=None,
+    I_z=None,
+    tip_mass=0.0,
+    tip_inertia=(0.0, 0.0, 0.0),
+    n_quad: int = 24,
+    stiffening: bool = True,
+    dtype=None,
+) -> FlexBody:
+    """A uniform beam along the body ``x`` axis as a :class:`FlexBody`.
+
+    Args:
+        L: length [m]; mu: mass per unit length [kg/m].
+        EI_z, kAG_y, modes_y: bending in the x–y plane (stiffness [N m²], shear stiffness
+            ``k A G`` [N] for Timoshenko shapes, mode family). ``EI_y``, ``kAG_z``, ``modes_z``:
+            the x–z plane. ``GJ``/``modes_torsion``; ``EA``/``modes_axial``. Families left
+            ``None`` add no coordinates.
+        rotary_inertia: section inertia per unit length ``(J_x, J_y, J_z)`` [kg m].
+        air_damping ``γ`` [kg/(m s)] and kelvin_voigt ``K_v`` with the second moments
+            ``I_z`` (x–y plane) / ``I_y`` [m⁴] (seed 001 eq 11).
+        tip_mass [kg], tip_inertia ``(J_x, J_y, J_z)`` [kg m²]: a concentrated mass at ``x = L``.
+        n_quad: Gauss–Legendre points for the modal integrals and the mass sections.
+        stiffening: keep the foreshortening term (geometric stiffening), see
+            :mod:`diffsim.flexible.body`.
+    """
+    _positive("L", L)
+    _positive("mu", mu)
+    families = []
+    if modes_y is not None:
+        if EI_z is None:
+            raise BeamError("modes_y (bending in the x–y plane) needs EI_z")
+        families.append(("y", modes_y, EI_z, kAG_y))
+    if modes_z is not None:
+        if EI_y is None:
+            raise BeamError("modes_z (bending in the x–z plane) needs EI_y")
+        families.append(("z", modes_z, EI_y, kAG_z))
+    if modes_torsion is not None:
+        if GJ is None:
+            raise BeamError("modes_torsion needs GJ")
+        families.append(("t", modes_torsion, GJ, None))
+    if modes_axial is not None:
+        if EA is None:
+            raise BeamError("modes_axial needs EA")
+        families.append(("a", modes_axial, EA, None))
+    if not families:
+        raise BeamError("a flexible beam needs at least one mode family (modes_y, modes_z, modes_torsion, modes_axial)")
+    for name, _, k, s in families:
+        _positive(f"stiffness of the {name!r} family", k)
+        if s is not None:
+            _positive(f"shear stiffness kAG of the {name!r} family", s)
+    _positive("air_damping", air_damping, allow_zero=True)
+    _positive("kelvin_voigt", kelvin_voigt, allow_zero=True)
+    _positive("tip_mass", tip_mass, allow_zero=True)
+
+    eta, w = gauss_legendre(n_quad)
+    L = jnp.asarray(L, dtype)
+    dt = L.dtype
+    eta_j, w_j = jnp.asarray(eta, dt), jnp.asarray(w, dt)
+    ng = eta.shape[0]
+    # nested rule on [0, η_g] (and [0, 1]) for the foreshortening integrals
+    eta_n = jnp.asarray(np.concatenate([eta, [1.0]])[:, None] * eta[None, :], dt)  # [ng+1, nq]
+    w_n = jnp.asarray(np.concatenate([eta, [1.0]])[:, None] * w[None, :], dt)
+
+    disp = jnp.zeros((ng + 1, 3, 0), dt)  # sections + end
+    rot = jnp.zeros((ng + 1, 3, 0), dt)
+    slope_n = []  # centre-line slopes at the nested points, per family (for G)
+    K_blocks, D_blocks = [], []
+    eta_all = jnp.concatenate([eta_j, jnp.ones(1, dt)])
+    for name, shapes, stiff, kag in families:
+        f = _fields(shapes, eta_all)
+        n = f["W"].shape[-1]
+        fq = _fields(shapes, eta_j)
+        d = jnp.zeros((ng + 1, 3, n), dt)
+        r = jnp.zeros((ng + 1, 3, n), dt)
+        if name == "y":
+            d = d.at[:, 1, :].set(f["W"])
+            r = r.at[:, 2, :].set(f["Theta"] / L)
+        elif name == "z":
+            d = d.at[:, 2, :].set(f["W"])
+            r = r.at[:, 1, :].set(-f["Theta"] / L)
+        elif name == "t":
+            r = r.at[:, 0, :].set(f["W"])
+        else:
+            d = d.at[:, 0, :].set(f["W"])
+        if name in ("y", "z"):
+            fn = _fields(shapes, eta_n)
+            slope_n.append((len(K_blocks), fn["dW"] / L))
+            curv = fq["dTheta"] / L**2
+            K = stiff * L * jnp.einsum("g,gi,gj->ij", w_j, curv, curv)
+            if kag is not None:
+                shear = (fq["dW"] - fq["Theta"]) / L
+                K = K + kag * L * jnp.einsum("g,gi,gj->ij", w_j, shear, shear)
+            Ivv = I_z if name == "y" else I_y
+            D = air_damping * L * jnp.einsum("g,gi,gj->ij", w_j, fq["W"], fq["W"])
+            if Ivv is not None:
+                wpp = fq["ddW"] / L**2
+                D = D + kelvin_voigt * Ivv * L * jnp.einsum("g,gi,gj->ij", w_j, wpp, wpp)
+            elif np.any(np.asarray(kelvin_voigt) != 0) if not hasattr(kelvin_voigt, "aval") else False:
+                raise BeamError("kelvin_voigt damping needs the second moment I_z / I_y of the bending plane")
+        else:
+            dd = fq["dW"] / L
+            K = stiff * L * jnp.einsum("g,gi,gj->ij", w_j, dd, dd)
+            D = jnp.zeros((n, n), dt)
+        K_blocks.append(K)
+        D_blocks.append(D)
+        disp = jnp.concatenate([disp, d], -1)
+        rot = jnp.concatenate([rot, r], -1)
+    sizes = [k.shape[0] for k in K_blocks]
+    ne = sum(sizes)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    K = jnp.zeros((ne, ne), dt)
+    D = jnp.zeros((ne, ne), dt)
+    for k, (Kb, Db) in enumerate(zip(K_blocks, D_blocks)):
+        s, e = starts[k], starts[k + 1]
+        K = K.at[s:e, s:e].set(Kb)
+        D = D.at[s:e, s:e].set(Db)
+    # foreshortening G(x) = ∫₀ˣ Σ_planes w′ w′ᵀ dξ (physical x: dξ = L dη)
+    G = jnp.zeros((ng + 1, ne, ne), dt)
+    for k, sl in slope_n:
+        s, e = starts[k], starts[k + 1]
+        Gb = L * jnp.einsum("gq,gqi,gqj->gij", w_n, sl, sl)
+        G = G.at[:, s:e, s:e].add(Gb)
+
+    Jl = jnp.diag(jnp.asarray(rotary_inertia, dt))
+    m = mu * L * w_j
+    Jg = (L * w_j)[:, None, None] * Jl
+    x = L * eta_j
+    phi_d, phi_r, fore = disp[:ng], rot[:ng], G[:ng]
+    tm = jnp.asarray(tip_mass, dt)
+    tJ = jnp.diag(jnp.asarray(tip_inertia, dt))
+    has_tip = not (isinstance(tip_mass, (int, float)) and tip_mass == 0.0 and np.all(np.asarray(tip_inertia) == 0.0))
+    if has_tip:
+        x = jnp.concatenate([x, L[None]])
+        m = jnp.concatenate([m, tm[None]])
+        Jg = jnp.concatenate([Jg, tJ[None]])
+        phi_d = jnp.concatenate([phi_d, disp[ng:]])
+        phi_r = jnp.concatenate([phi_r, rot[ng:]])
+        fore = jnp.concatenate([fore, G[ng:]])
+    return FlexBody(
+        x=x,
+        m=jnp.broadcast_to(m, x.shape),
+        J=Jg,
+        phi_d=phi_d,
+        phi_r=phi_r,
+        fore=fore,
+        end_x=L,
+        end_phi_d=disp[ng],
+        end_phi_r=rot[ng],
+        end_fore=G[ng],
+        K=K,
+        D=D,
+        stiffening=stiffening,
+    )
+

@@ -1,0 +1,173 @@
+"""A flexible link: a floating frame of reference plus modal coordinates.
+
+Kinematics (the one definition every formulation in diffsim follows). The link's body frame
+sits at its joint; the undeformed beam axis is the body ``x`` axis, ``0 ≤ x ≤ L``. A material
+section at ``x`` moves with the modal coordinates ``δ`` [ne] to
+
+    p(x, δ) = [x, 0, 0] + Φ_d(x) δ − ½ (δᵀ G(x) δ) e_x        (position, body coordinates)
+    R(x, δ) = exp([Φ_r(x) δ]×)                                  (orientation of the section)
+
+with ``Φ_d`` [3, ne] the displacement modes (axial, transverse y, transverse z), ``Φ_r`` [3, ne]
+the section-rotation modes (torsion about x, bending about y and z) and
+``G(x) = ∫₀ˣ (Φ_y′ᵀ Φ_y′ + Φ_z′ᵀ Φ_z′) dξ`` the foreshortening of the bent centre line: the
+second-order axial displacement of an inextensible beam, which gives **geometric
+(centrifugal) stiffening** through the kinetic energy (Kane, Ryan & Banerjee 1987; Sharf
+1996). ``stiffening=False`` drops it (the linear assumed-mode model of the textbooks, which
+diverges under fast rotation). The exact exponential keeps the end frame a rigid frame; its
+first-order expansion ``I + [Φ_r δ]×`` is seed 004's ``E_i = H_i + Σ δ_ij M_ij``.
+
+Mass: ``ng`` sections (Gauss–Legendre points of the beam, plus concentrated masses), each a
+point mass ``m_g`` with rotary inertia ``J_g`` (section axes), so that the link's kinetic energy
+is ``T = ½ Σ_g V_gᵀ I_g V_g`` with ``V_g`` the section's spatial velocity. Children attach to
+the deformed distal section ``x = L`` (the end frame).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .. import spatial as sp
+
+
+class FlexBody(eqx.Module):
+    """Section data of one flexible link (all arrays are differentiable leaves)."""
+
+    x: jax.Array  # [ng] axial position of each section, m
+    m: jax.Array  # [ng] section mass (μ w_g for a quadrature point), kg
+    J: jax.Array  # [ng, 3, 3] section rotary inertia about the section point, kg m²
+    phi_d: jax.Array  # [ng, 3, ne] displacement modes at the sections, m
+    phi_r: jax.Array  # [ng, 3, ne] rotation modes at the sections, rad
+    fore: jax.Array  # [ng, ne, ne] foreshortening matrices G(x_g), 1/m
+    end_x: jax.Array  # [] length L, m
+    end_phi_d: jax.Array  # [3, ne]
+    end_phi_r: jax.Array  # [3, ne]
+    end_fore: jax.Array  # [ne, ne]
+    K: jax.Array  # [ne, ne] modal stiffness
+    D: jax.Array  # [ne, ne] modal damping (air + Kelvin–Voigt)
+    stiffening: bool = eqx.field(static=True, default=True)
+
+    @property
+    def ne(self) -> int:
+        return self.phi_d.shape[-1]
+
+
+# ----------------------------------------------------------------------------------------
+# SO(3) exponential, safe to differentiate twice at zero
+# ----------------------------------------------------------------------------------------
+
+
+def so3_exp(phi):
+    """Rodrigues' formula ``exp([φ]×) = 1 + a [φ]× + b [φ]×²`` with ``a = sin θ/θ``,
+    ``b = (1 − cos θ)/θ²`` written in ``θ²`` (Taylor branch near 0, so every derivative exists
+    at the undeformed configuration); leading batch axes allowed."""
+    t2 = jnp.sum(phi * phi, -1)
+    small = t2 < 1e-6
+    ts = jnp.where(small, 1.0, t2)
+    th = jnp.sqrt(ts)
+    a = jnp.where(small, 1.0 - t2 / 6.0 + t2 * t2 / 120.0, jnp.sin(th) / th)
+    b = jnp.where(small, 0.5 - t2 / 24.0 + t2 * t2 / 720.0, (1.0 - jnp.cos(th)) / ts)
+    K = sp.skew(phi)
+    eye = jnp.eye(3, dtype=phi.dtype)
+    return eye + a[..., None, None] * K + b[..., None, None] * (K @ K)
+
+
+def _vee(W):
+    return jnp.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], -1)
+
+
+# ----------------------------------------------------------------------------------------
+# Section kinematics relative to the body frame
+# ----------------------------------------------------------------------------------------
+
+
+def section_pose(x, phi_d, phi_r, fore, delta, stiffening=True):
+    """``(R, p)`` of sections at ``x`` [...] for modal coordinates ``delta`` [ne] (module
+    docstring); ``phi_d``/``phi_r`` [..., 3, ne], ``fore`` [..., ne, ne]."""
+    p = jnp.einsum("...ij,j->...i", phi_d, delta)
+    ax = x
+    if stiffening:
+        ax = ax - 0.5 * jnp.einsum("i,...ij,j->...", delta, fore, delta)
+    p = p.at[..., 0].add(ax)
+    R = so3_exp(jnp.einsum("...ij,j->...i", phi_r, delta))
+    return R, p
+
+
+def _relative_twist(x, phi_d, phi_r, fore, delta, ddelta, stiffening):
+    """Twist ``[ω; v]`` of the sections relative to the body frame, section coordinates."""
+    (R, p), (Rd, pd) = jax.jvp(lambda d: section_pose(x, phi_d, phi_r, fore, d, stiffening), (delta,), (ddelta,))
+    Rt = jnp.swapaxes(R, -1, -2)
+    w = _vee(Rt @ Rd)
+    v = jnp.einsum("...ij,...j->...i", Rt, pd)
+    return jnp.concatenate([w, v], -1)
+
+
+def section_motion(x, phi_d, phi_r, fore, delta, ddelta, stiffening=True):
+    """Everything the dynamics needs about sections at ``x``:
+
+    * ``X`` — ``section_X_body`` (a batched :class:`~diffsim.spatial.Transform`),
+    * ``S`` [..., 6, ne] — relative twist per unit modal rate (``V_rel = S δ̇``),
+    * ``Sd`` [..., 6] — ``Ṡ δ̇``, the velocity-product part of the relative acceleration.
+    """
+    R, p = section_pose(x, phi_d, phi_r, fore, delta, stiffening)
+    X = sp.Transform.from_placement(R, p)
+    ne = delta.shape[0]
+    eye = jnp.eye(ne, dtype=delta.dtype)
+    S = jax.vmap(lambda e: _relative_twist(x, phi_d, phi_r, fore, delta, e, stiffening), out_axes=-1)(eye)
+    Sd = jax.jvp(
+        lambda d: _relative_twist(x, phi_d, phi_r, fore, d, ddelta, stiffening), (delta,), (ddelta,)
+    )[1]
+    return X, S, Sd
+
+
+class BodyKinetics(eqx.Module):
+    """A flexible link's equations in its own coordinates ``ξ = [V; δ̇]`` (6 + ne):
+    ``M ξ̇ + b`` is the generalised force (Newton–Euler of every section projected with
+    ``P_g = [X_g, S_g]``: ``M = Σ P_gᵀ I_g P_g``, ``b = Σ P_gᵀ (I_g c_g + V_g ×* I_g V_g)``, the
+    seed 003 generalised Newton–Euler body equations), and the end frame's motion
+    ``A_end = P_end ξ̇ + c_end``."""
+
+    M: jax.Array  # [6+ne, 6+ne]
+    b: jax.Array  # [6+ne]
+    P_end: jax.Array  # [6, 6+ne]
+    c_end: jax.Array  # [6]
+    V_end: jax.Array  # [6]
+    X_end: sp.Transform
+
+
+def body_kinetics(fb: FlexBody, delta, ddelta, V, I_rigid):
+    """:class:`BodyKinetics` at modal state ``(δ, δ̇)`` and body twist ``V`` (body coords);
+    ``I_rigid`` [6, 6] is the link's rigid part (hub, flanges) at the body origin."""
+    X, S, Sd = section_motion(fb.x, fb.phi_d, fb.phi_r, fb.fore, delta, ddelta, fb.stiffening)
+    Xm = X.motion_matrix()  # [ng, 6, 6]
+    P = jnp.concatenate([Xm, S], -1)  # [ng, 6, 6+ne]
+    Vrel = S @ ddelta
+    Vg = jnp.einsum("gij,j->gi", Xm, V) + Vrel
+    cg = Sd + sp.cross_motion(Vg, Vrel)
+    Ig = sp.spatial_inertia(fb.m, jnp.zeros((fb.m.shape[0], 3), fb.m.dtype), fb.J)
+    M = jnp.einsum("gki,gkl,glj->ij", P, Ig, P)
+    fg = jnp.einsum("gij,gj->gi", Ig, cg) + sp.cross_force(Vg, jnp.einsum("gij,gj->gi", Ig, Vg))
+    b = jnp.einsum("gki,gk->i", P, fg)
+    M = M.at[:6, :6].add(I_rigid)
+    b = b.at[:6].add(sp.cross_force(V, I_rigid @ V))
+    Xe, Se, Sde = section_motion(
+        fb.end_x[None], fb.end_phi_d[None], fb.end_phi_r[None], fb.end_fore[None], delta, ddelta, fb.stiffening
+    )
+    Xe, Se, Sde = Xe[0], Se[0], Sde[0]
+    Xem = Xe.motion_matrix()
+    Vrel_e = Se @ ddelta
+    V_end = Xem @ V + Vrel_e
+    c_end = Sde + sp.cross_motion(V_end, Vrel_e)
+    return BodyKinetics(M=M, b=b, P_end=jnp.concatenate([Xem, Se], -1), c_end=c_end, V_end=V_end, X_end=Xe)
+
+
+def end_transform(fb: FlexBody, delta):
+    """``end_X_body`` at modal coordinates ``δ`` (kinematics only)."""
+    R, p = section_pose(fb.end_x, fb.end_phi_d, fb.end_phi_r, fb.end_fore, delta, fb.stiffening)
+    return sp.Transform.from_placement(R, p)
+
+
+def strain_energy(fb: FlexBody, delta):
+    """``½ δᵀ K δ``."""
+    return 0.5 * delta @ fb.K @ delta

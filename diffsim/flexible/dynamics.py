@@ -1,0 +1,306 @@
+"""Dynamics of trees of rigid and flexible links.
+
+Every link ``i`` has coordinates ``ξ_i = [V_i; δ̇_i]`` (body twist, then its ``ne_i`` modal rates;
+``ne_i = 0`` for a rigid link) and equations ``M_i ξ̇_i + b_i`` (:func:`~.body.body_kinetics`).
+A child ``c`` is attached to its parent's end frame: ``V_c = X_c P_end,p ξ_p + S_c q̇_c`` with
+``X_c = c_X_end`` (tree placement and joint).
+
+* :func:`articulated_flexible` — the **O(n) sweep** (seed 003's generalised Newton–Euler, in
+  Featherstone's articulated-body form): articulated inertias of size ``6 + ne_i`` are built
+  leaves to root; the elastic coordinates are condensed out of each link
+  (``δ̈_i = −A_ee⁻¹ (A_er A_i + p_e)``) before its joint is, so no system mass matrix is ever formed
+  or inverted. Mixed problem: joints listed in ``prescribed`` follow given accelerations and
+  return the driving torque (seed 003 §3, the χ_j switch).
+* :func:`inverse_dynamics_flexible` — recursive Newton–Euler for the same equations: the
+  generalised forces of every coordinate (joints and modes) for given accelerations.
+* :func:`mass_matrix_flexible` / :func:`forward_dynamics_mm` — the mass-matrix form
+  ``M(z) z̈ = τ − h(z, ż)`` of seeds 001/004, from the inverse dynamics.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .. import spatial as sp
+from ..dynamics.traversal import JointData, base_acceleration, body_spatial_inertias
+from ..model.model import Model
+from .body import body_kinetics
+
+
+def _zeros_fext(model):
+    return jnp.zeros((model.nb, 6), model.dtype)
+
+
+def outward_kinematics(model: Model, q, v):
+    """Sweep 1 (outward): per link ``Xup`` [6, 6] (``i_X_parent-end``), twist ``V``, joint
+    velocity-product ``c``, and the link's :class:`~.body.BodyKinetics` (``None`` if rigid)."""
+    t = model.topology
+    jd = JointData(model, q[: t.nq_rigid], v[: t.nv_rigid])
+    Ib = body_spatial_inertias(model)
+    Xup, V, c, kin = [None] * t.nb, [None] * t.nb, [None] * t.nb, [None] * t.nb
+    for i in range(t.nb):
+        p = t.parent[i]
+        X = jd.Xm[i]
+        if p >= 0 and kin[p] is not None:
+            X = X @ kin[p].P_end[:, :6]
+        Xup[i] = X
+        if p < 0:
+            Vi = jd.vJ[i]
+        else:
+            V_end_p = V[p] if kin[p] is None else kin[p].V_end
+            Vi = jd.Xm[i] @ V_end_p + jd.vJ[i]
+        V[i] = Vi
+        c[i] = jd.cJ[i] + sp.cross_motion(Vi, jd.vJ[i])
+        fb = model.flex[i] if model.flex else None
+        if fb is not None:
+            sl = t.e_q_slice(i)
+            kin[i] = body_kinetics(fb, q[sl], v[t.e_v_slice(i)], Vi, Ib[i])
+    return jd, Ib, Xup, V, c, kin
+
+
+def _own_equations(model, i, Ib, V, kin, f_ext, q, v, tau):
+    """``(M_i, b_i)`` of link ``i`` with elastic and external forces moved into ``b``."""
+    t = model.topology
+    if kin[i] is None:
+        return Ib[i], sp.cross_force(V[i], Ib[i] @ V[i]) - f_ext[i]
+    fb = model.flex[i]
+    qe, ve = q[t.e_q_slice(i)], v[t.e_v_slice(i)]
+    Qe = tau[t.e_v_slice(i)] - fb.K @ qe - fb.D @ ve
+    b = kin[i].b.at[:6].add(-f_ext[i]).at[6:].add(-Qe)
+    return kin[i].M, b
+
+
+def articulated_flexible(
+    model: Model, q, v, tau=None, f_ext=None, prescribed: Sequence[int] = (), qdd_prescribed=None
+):
+    """O(n) forward dynamics of a rigid/flexible tree (module docstring).
+
+    ``tau`` [nv]: joint forces and modal generalised forces; ``prescribed``: bodies whose joint
+    motion is imposed, with accelerations taken from ``qdd_prescribed`` [nv_rigid] (other
+    entries ignored). Returns ``(v̇ [nv], τ_joint [nv_rigid])`` where ``τ_joint`` equals ``tau``
+    on free joints and is the driving torque (including damping and armature) on prescribed
+    ones.
+    """
+    t = model.topology
+    dt = model.dtype
+    tau = jnp.zeros(model.nv, dt) if tau is None else tau
+    f_ext = _zeros_fext(model) if f_ext is None else f_ext
+    pres = set(int(i) for i in prescribed)
+    jd, Ib, Xup, V, c, kin = outward_kinematics(model, q, v)
+    tau_j = tau[: t.nv_rigid] - model.damping * v[: t.nv_rigid]
+    nb = t.nb
+
+    IA, pA = [None] * nb, [None] * nb
+    for i in range(nb):
+        IA[i], pA[i] = _own_equations(model, i, Ib, V, kin, f_ext, q, v, tau)
+
+    # sweep 2: leaves to root
+    L, l, IA6, pA6, U, Dinv, u = ([None] * nb for _ in range(7))
+    for i in reversed(range(nb)):
+        A, pa_full = IA[i], pA[i]
+        if kin[i] is not None:  # condense the elastic coordinates of link i
+            Aee, Aer = A[6:, 6:], A[6:, :6]
+            L[i] = jnp.linalg.solve(Aee, Aer)
+            l[i] = jnp.linalg.solve(Aee, pa_full[6:])
+            Ia6 = A[:6, :6] - A[:6, 6:] @ L[i]
+            pa6 = pa_full[:6] - A[:6, 6:] @ l[i]
+        else:
+            Ia6, pa6 = A, pa_full
+        IA6[i], pA6[i] = Ia6, pa6
+        p = t.parent[i]
+        S = jd.S[i]
+        sl = t.v_slice(i)
+        if t.nv_joint[i] and i not in pres:
+            U[i] = Ia6 @ S
+            Dinv[i] = sp.small_inv(S.T @ U[i] + jnp.diag(model.armature[sl]))
+            u[i] = tau_j[sl] - S.T @ pa6
+            Ia = Ia6 - U[i] @ Dinv[i] @ U[i].T
+            pa = pa6 + Ia @ c[i] + U[i] @ (Dinv[i] @ u[i])
+        elif t.nv_joint[i]:
+            Ia = Ia6
+            pa = pa6 + Ia6 @ (c[i] + S @ qdd_prescribed[sl])
+        else:
+            Ia = Ia6
+            pa = pa6 + Ia6 @ c[i]
+        if p >= 0:
+            Xj = jd.Xm[i]
+            if kin[p] is None:
+                IA[p] = IA[p] + Xj.T @ Ia @ Xj
+                pA[p] = pA[p] + Xj.T @ pa
+            else:
+                P = Xj @ kin[p].P_end  # [6, 6+ne_p]
+                IA[p] = IA[p] + P.T @ Ia @ P
+                pA[p] = pA[p] + P.T @ (Ia @ (Xj @ kin[p].c_end) + pa)
+
+    # sweep 3: root to leaves
+    a0 = base_acceleration(model)
+    A_end = [None] * nb
+    qdd = [None] * nb
+    qdde = [None] * nb
+    tau_out = [None] * nb
+    for i in range(nb):
+        p = t.parent[i]
+        Ap = a0 if p < 0 else A_end[p]
+        Ai = jd.Xm[i] @ Ap + c[i]
+        sl = t.v_slice(i)
+        S = jd.S[i]
+        if t.nv_joint[i] and i not in pres:
+            qdd[i] = Dinv[i] @ (u[i] - U[i].T @ Ai)
+            Ai = Ai + S @ qdd[i]
+            tau_out[i] = tau[sl]
+        elif t.nv_joint[i]:
+            qdd[i] = qdd_prescribed[sl]
+            Ai = Ai + S @ qdd[i]
+            f = IA6[i] @ Ai + pA6[i]
+            tau_out[i] = S.T @ f + model.armature[sl] * qdd[i] + model.damping[sl] * v[sl]
+        else:
+            qdd[i] = jnp.zeros(0, dt)
+            tau_out[i] = jnp.zeros(0, dt)
+        if kin[i] is not None:
+            qdde[i] = -(L[i] @ Ai + l[i])
+            A_end[i] = kin[i].P_end @ jnp.concatenate([Ai, qdde[i]]) + kin[i].c_end
+        else:
+            A_end[i] = Ai
+    vdot = jnp.concatenate([*qdd, *[x for x in qdde if x is not None]])
+    return vdot, jnp.concatenate(tau_out) if tau_out else jnp.zeros(0, dt)
+
+
+def inverse_dynamics_flexible(model: Model, q, v, a, f_ext=None):
+    """Generalised forces ``[τ_joints; τ_modes]`` (recursive Newton–Euler) that produce the
+    accelerations ``a`` [nv]; ``τ_modes`` is zero for the free motion of the modes."""
+    t = model.topology
+    f_ext = _zeros_fext(model) if f_ext is None else f_ext
+    jd, Ib, Xup, V, c, kin = outward_kinematics(model, q, v)
+    zero_tau = jnp.zeros(model.nv, model.dtype)
+    a0 = base_acceleration(model)
+    nb = t.nb
+    F, A_end = [None] * nb, [None] * nb
+    for i in range(nb):
+        p = t.parent[i]
+        Ap = a0 if p < 0 else A_end[p]
+        Ai = jd.Xm[i] @ Ap + c[i] + jd.S[i] @ a[t.v_slice(i)]
+        M, b = _own_equations(model, i, Ib, V, kin, f_ext, q, v, zero_tau)
+        if kin[i] is not None:
+            xi_d = jnp.concatenate([Ai, a[t.e_v_slice(i)]])
+            A_end[i] = kin[i].P_end @ xi_d + kin[i].c_end
+        else:
+            xi_d = Ai
+            A_end[i] = Ai
+        F[i] = M @ xi_d + b
+    for i in reversed(range(nb)):
+        p = t.parent[i]
+        if p >= 0:
+            P = jd.Xm[i] if kin[p] is None else jd.Xm[i] @ kin[p].P_end
+            F[p] = F[p] + P.T @ F[i][:6]
+    nvr = t.nv_rigid
+    tau = [jd.S[i].T @ F[i][:6] for i in range(nb)]
+    tau_e = [F[i][6:] for i in range(nb) if kin[i] is not None]
+    out = jnp.concatenate(tau + tau_e)
+    arm = jnp.concatenate([model.armature, jnp.zeros(t.ne, model.dtype)])
+    damp = jnp.concatenate([model.damping * v[:nvr], jnp.zeros(t.ne, model.dtype)])
+    return out + arm * a + damp
+
+
+def mass_matrix_flexible(model: Model, q):
+    """``M(z)`` [nv, nv] (symmetric positive definite), columns of the inverse dynamics."""
+    z = jnp.zeros(model.nv, model.dtype)
+    still = eqx.tree_at(lambda m: m.gravity, model, jnp.zeros_like(model.gravity))
+    return jax.jacfwd(lambda a: inverse_dynamics_flexible(still, q, z, a))(z)
+
+
+def forward_dynamics_mm(model: Model, q, v, tau=None, f_ext=None):
+    """Mass-matrix form ``J(z) z̈ = R(z, ż)`` (seeds 001/004): ``z̈ = M⁻¹ (τ − h)``."""
+    tau = jnp.zeros(model.nv, model.dtype) if tau is None else tau
+    h = inverse_dynamics_flexible(model, q, v, jnp.zeros(model.nv, model.dtype), f_ext)
+    return jnp.linalg.solve(mass_matrix_flexible(model, q), tau - h)
+
+
+def elastic_forces(model: Model, q):
+    """``[0; K δ]`` [nv]: the modal stiffness forces (part of the bias at rest)."""
+    t = model.topology
+    parts = [jnp.zeros(t.nv_rigid, model.dtype)]
+    for i in range(t.nb):
+        fb = model.flex[i] if model.flex else None
+        if fb is not None:
+            parts.append(fb.K @ q[t.e_q_slice(i)])
+    return jnp.concatenate(parts)
+
+
+def forward_dynamics_flexible(model: Model, q, v, tau=None, f_ext=None):
+    """Accelerations ``[q̈_joints; δ̈]`` of a rigid/flexible tree by the O(n) sweep.
+
+    Derivatives follow from the implicit function ``ID(θ, z, ż, z̈) = τ`` (as for rigid trees,
+    :func:`diffsim.forward_dynamics`): one JVP of the inverse dynamics and one more sweep."""
+    tau = jnp.zeros(model.nv, model.dtype) if tau is None else tau
+    f_ext = _zeros_fext(model) if f_ext is None else f_ext
+    return _fd_flexible(model, q, v, tau, f_ext)
+
+
+@jax.custom_jvp
+def _fd_flexible(model, q, v, tau, f_ext):
+    return articulated_flexible(model, q, v, tau, f_ext)[0]
+
+
+@_fd_flexible.defjvp
+def _fd_flexible_jvp(primals, tangents):
+    model, q, v, tau, f_ext = primals
+    dmodel, dq, dv, dtau, df = tangents
+    a = articulated_flexible(model, q, v, tau, f_ext)[0]
+    _, dID = jax.jvp(
+        lambda m, q, v, f: inverse_dynamics_flexible(m, q, v, a, f), (model, q, v, f_ext), (dmodel, dq, dv, df)
+    )
+    still = eqx.tree_at(lambda m: m.gravity, model, jnp.zeros_like(model.gravity))
+    # M⁻¹ x by the sweep at rest: its bias there is only the elastic force K δ, added back
+    rhs = dtau - dID + elastic_forces(model, q)
+    da = articulated_flexible(still, q, jnp.zeros_like(v), rhs, None)[0]
+    return a, da
+
+
+def kinetic_energy_flexible(model: Model, q, v):
+    """``T = Σ ½ ξᵢᵀ Mᵢ ξᵢ`` (+ armature) — equal to ``½ vᵀ M(z) v``."""
+    t = model.topology
+    _, Ib, _, V, _, kin = outward_kinematics(model, q, v)
+    T = 0.5 * jnp.sum(model.armature * v[: t.nv_rigid] ** 2)
+    for i in range(t.nb):
+        if kin[i] is None:
+            T = T + 0.5 * V[i] @ Ib[i] @ V[i]
+        else:
+            xi = jnp.concatenate([V[i], v[t.e_v_slice(i)]])
+            T = T + 0.5 * xi @ kin[i].M @ xi
+    return T
+
+
+def potential_energy_flexible(model: Model, q):
+    """Gravity potential of rigid parts and sections plus strain energy ``½ δᵀ K δ``."""
+    from .kinematics import frames
+    from .body import section_pose
+
+    t = model.topology
+    Hb, _ = frames(model, q)
+    com = Hb[:, :3, 3] + jnp.einsum("bij,bj->bi", Hb[:, :3, :3], model.com)
+    V = -jnp.sum(model.mass * (com @ model.gravity))
+    for i in range(t.nb):
+        fb = model.flex[i] if model.flex else None
+        if fb is None:
+            continue
+        d = q[t.e_q_slice(i)]
+        _, p = section_pose(fb.x, fb.phi_d, fb.phi_r, fb.fore, d, fb.stiffening)
+        pw = p @ Hb[i, :3, :3].T + Hb[i, :3, 3]
+        V = V - jnp.sum(fb.m * (pw @ model.gravity)) + 0.5 * d @ fb.K @ d
+    return V
+
+
+def dissipated_power_flexible(model: Model, q, v):
+    """Power dissipated by joint damping and modal (air + Kelvin–Voigt) damping, ≥ 0."""
+    t = model.topology
+    P = jnp.sum(model.damping * v[: t.nv_rigid] ** 2)
+    for i in range(t.nb):
+        fb = model.flex[i] if model.flex else None
+        if fb is not None:
+            ve = v[t.e_v_slice(i)]
+            P = P + ve @ fb.D @ ve
+    return P

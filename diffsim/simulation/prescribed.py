@@ -1,0 +1,94 @@
+"""The mixed problem: some joints torque-driven, others motion-prescribed (seed 003 §3).
+
+A :class:`Prescribed` names joints (revolute/prismatic) whose coordinates follow a given
+function of time. ``simulate(..., prescribed=...)`` integrates the other coordinates with the
+O(n) sweep (:func:`diffsim.flexible.articulated_flexible`), and :func:`joint_torques` returns the
+driving torques the prescribed joints need (damping and armature included).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..model import joints as jt
+from ..model.model import Model
+
+
+class Prescribed(eqx.Module):
+    """Joints with imposed motion ``motion(t) -> q_p`` [k] (one coordinate per joint, in the
+    order of ``joints``); velocities and accelerations by forward-mode differentiation of
+    ``motion`` (exact), or ``motion`` may return ``(q, q̇, q̈)`` itself."""
+
+    bodies: tuple[int, ...] = eqx.field(static=True)
+    v_index: tuple[int, ...] = eqx.field(static=True)
+    q_index: tuple[int, ...] = eqx.field(static=True)
+    motion: Callable
+
+    def evaluate(self, t):
+        """``(q_p, q̇_p, q̈_p)`` at time ``t``."""
+        out = self.motion(t)
+        if isinstance(out, tuple):
+            return tuple(jnp.asarray(x) for x in out)
+        f = lambda s: jnp.asarray(self.motion(s))  # noqa: E731
+        q, qd = jax.jvp(f, (t,), (jnp.ones_like(t),))
+        qdd = jax.jvp(lambda s: jax.jvp(f, (s,), (jnp.ones_like(s),))[1], (t,), (jnp.ones_like(t),))[1]
+        return q, qd, qdd
+
+    def impose(self, t, q, v):
+        """``q``, ``v`` with the prescribed entries replaced, and the full-length ``q̈`` vector
+        holding the prescribed accelerations."""
+        qp, vp, ap = self.evaluate(t)
+        qi, vi = np.asarray(self.q_index), np.asarray(self.v_index)
+        q = q.at[qi].set(qp.astype(q.dtype))
+        v = v.at[vi].set(vp.astype(v.dtype))
+        qdd = jnp.zeros_like(v).at[vi].set(ap.astype(v.dtype))
+        return q, v, qdd
+
+
+def prescribe(model: Model, joints: Sequence[str], motion: Callable) -> Prescribed:
+    """:class:`Prescribed` for the named joints (revolute or prismatic)."""
+    t = model.topology
+    bodies, vi, qi = [], [], []
+    for name in joints:
+        i = t.joint_index(name)
+        if t.joint_types[i] not in (jt.JointType.REVOLUTE, jt.JointType.PRISMATIC):
+            raise ValueError(
+                f"joint {name!r} is {t.joint_types[i].value}; only revolute and prismatic joints can be motion-prescribed"
+            )
+        bodies.append(i)
+        vi.append(t.v_start[i])
+        qi.append(t.q_start[i])
+    if len(set(bodies)) != len(bodies):
+        raise ValueError(f"a joint is listed twice in {list(joints)}")
+    return Prescribed(bodies=tuple(bodies), v_index=tuple(vi), q_index=tuple(qi), motion=motion)
+
+
+def mixed_dynamics(model: Model, prescribed: Prescribed, t, q, v, tau, f_ext):
+    """``(q, v, v̇, τ_joint)``: state with the prescribed entries imposed, accelerations and
+    the joint forces (the driving torques on prescribed joints)."""
+    from ..flexible.dynamics import articulated_flexible
+
+    q, v, qdd = prescribed.impose(t, q, v)
+    nvr = model.topology.nv_rigid
+    vdot, tau_j = articulated_flexible(model, q, v, tau, f_ext, prescribed.bodies, qdd[:nvr])
+    return q, v, vdot, tau_j
+
+
+def joint_torques(traj, prescribed: Prescribed, tau=None):
+    """Joint forces [T, nv_rigid] along a trajectory: the applied ``tau`` on free joints and the
+    driving torques of the prescribed joints."""
+    from ..loads import as_loads
+
+    model = traj.model
+    loads = as_loads(tau, (), None)
+
+    def one(t, q, v):
+        u, f = loads.evaluate(model, t, q, v)
+        return mixed_dynamics(model, prescribed, t, q, v, u, f)[3]
+
+    return jax.vmap(one)(traj.t, traj.q, traj.v)
