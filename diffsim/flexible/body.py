@@ -58,16 +58,21 @@ class FlexBody(eqx.Module):
 # ----------------------------------------------------------------------------------------
 
 
-def so3_exp(phi):
-    """Rodrigues' formula ``exp([φ]×) = 1 + a [φ]× + b [φ]×²`` with ``a = sin θ/θ``,
-    ``b = (1 − cos θ)/θ²`` written in ``θ²`` (Taylor branch near 0, so every derivative exists
-    at the undeformed configuration); leading batch axes allowed."""
-    t2 = jnp.sum(phi * phi, -1)
+def _so3_coeffs(t2):
+    """``a = sin θ/θ``, ``b = (1 − cos θ)/θ²``, ``c = (θ − sin θ)/θ³`` as functions of ``θ²``
+    (Taylor branch near 0, so every derivative exists at the undeformed configuration)."""
     small = t2 < 1e-6
     ts = jnp.where(small, 1.0, t2)
     th = jnp.sqrt(ts)
     a = jnp.where(small, 1.0 - t2 / 6.0 + t2 * t2 / 120.0, jnp.sin(th) / th)
     b = jnp.where(small, 0.5 - t2 / 24.0 + t2 * t2 / 720.0, (1.0 - jnp.cos(th)) / ts)
+    c = jnp.where(small, 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0, (th - jnp.sin(th)) / (ts * th))
+    return a, b, c
+
+
+def so3_exp(phi):
+    """Rodrigues' formula ``exp([φ]×) = 1 + a [φ]× + b [φ]×²``; leading batch axes allowed."""
+    a, b, _ = _so3_coeffs(jnp.sum(phi * phi, -1))
     K = sp.skew(phi)
     eye = jnp.eye(3, dtype=phi.dtype)
     return eye + a[..., None, None] * K + b[..., None, None] * (K @ K)
@@ -94,31 +99,52 @@ def section_pose(x, phi_d, phi_r, fore, delta, stiffening=True):
     return R, p
 
 
-def _relative_twist(x, phi_d, phi_r, fore, delta, ddelta, stiffening):
-    """Twist ``[ω; v]`` of the sections relative to the body frame, section coordinates."""
+def relative_twist_autodiff(x, phi_d, phi_r, fore, delta, ddelta, stiffening=True):
+    """Twist ``[ω; v]`` of the sections relative to the body frame (section coordinates) by
+    differentiating :func:`section_pose` — the definition :func:`section_motion` implements in
+    closed form (kept for tests)."""
     (R, p), (Rd, pd) = jax.jvp(lambda d: section_pose(x, phi_d, phi_r, fore, d, stiffening), (delta,), (ddelta,))
     Rt = jnp.swapaxes(R, -1, -2)
-    w = _vee(Rt @ Rd)
-    v = jnp.einsum("...ij,...j->...i", Rt, pd)
-    return jnp.concatenate([w, v], -1)
+    return jnp.concatenate([_vee(Rt @ Rd), jnp.einsum("...ij,...j->...i", Rt, pd)], -1)
 
 
 def section_motion(x, phi_d, phi_r, fore, delta, ddelta, stiffening=True):
-    """Everything the dynamics needs about sections at ``x``:
+    """Everything the dynamics needs about sections at ``x``, in closed form:
 
     * ``X`` — ``section_X_body`` (a batched :class:`~diffsim.spatial.Transform`),
-    * ``S`` [..., 6, ne] — relative twist per unit modal rate (``V_rel = S δ̇``),
-    * ``Sd`` [..., 6] — ``Ṡ δ̇``, the velocity-product part of the relative acceleration.
+    * ``S`` [..., 6, ne] — relative twist per unit modal rate, ``V_rel = S δ̇``:
+      ``ω = J_r(φ) Φ_r δ̇`` with the right Jacobian ``J_r = 1 − b [φ]× + c [φ]×²`` of SO(3), and
+      ``v = Rᵀ (Φ_d − e_x (G δ)ᵀ) δ̇``;
+    * ``Sd`` [..., 6] — ``Ṡ δ̇`` (at ``δ̈ = 0``): ``J̇_r φ̇ = −ḃ φ×φ̇ + ċ φ×(φ×φ̇) + c φ̇×(φ×φ̇)``
+      and ``−ω × v − Rᵀ e_x (δ̇ᵀ G δ̇)``.
     """
-    R, p = section_pose(x, phi_d, phi_r, fore, delta, stiffening)
-    X = sp.Transform.from_placement(R, p)
-    ne = delta.shape[0]
-    eye = jnp.eye(ne, dtype=delta.dtype)
-    S = jax.vmap(lambda e: _relative_twist(x, phi_d, phi_r, fore, delta, e, stiffening), out_axes=-1)(eye)
-    Sd = jax.jvp(
-        lambda d: _relative_twist(x, phi_d, phi_r, fore, d, ddelta, stiffening), (delta,), (ddelta,)
-    )[1]
-    return X, S, Sd
+    phi = jnp.einsum("...ij,j->...i", phi_r, delta)
+    phid = jnp.einsum("...ij,j->...i", phi_r, ddelta)
+    t2 = jnp.sum(phi * phi, -1)
+    (a, b, c), (_, db, dc) = jax.jvp(_so3_coeffs, (t2,), (2.0 * jnp.sum(phi * phid, -1),))
+    K = sp.skew(phi)
+    K2 = K @ K
+    eye = jnp.eye(3, dtype=phi.dtype)
+    R = eye + a[..., None, None] * K + b[..., None, None] * K2
+    Jr = eye - b[..., None, None] * K + c[..., None, None] * K2
+    B = phi_d
+    pos = jnp.einsum("...ij,j->...i", phi_d, delta)
+    ax = x
+    if stiffening:
+        Gd = jnp.einsum("...ij,j->...i", fore, delta)
+        B = B.at[..., 0, :].add(-Gd)
+        ax = ax - 0.5 * jnp.einsum("...i,i->...", Gd, delta)
+    pos = pos.at[..., 0].add(ax)
+    Rt = jnp.swapaxes(R, -1, -2)
+    S = jnp.concatenate([Jr @ phi_r, Rt @ B], -2)
+    w = jnp.einsum("...ij,...j->...i", Jr, phid)
+    v = jnp.einsum("...ij,j->...i", S[..., 3:, :], ddelta)
+    pxd = jnp.cross(phi, phid)
+    wd = -db[..., None] * pxd + dc[..., None] * jnp.cross(phi, pxd) + c[..., None] * jnp.cross(phid, pxd)
+    vd = -jnp.cross(w, v)
+    if stiffening:
+        vd = vd - Rt[..., :, 0] * jnp.einsum("i,...ij,j->...", ddelta, fore, ddelta)[..., None]
+    return sp.Transform.from_placement(R, pos), S, jnp.concatenate([wd, vd], -1)
 
 
 class BodyKinetics(eqx.Module):

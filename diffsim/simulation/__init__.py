@@ -1,5 +1,6 @@
 """Time integration: diffrax glue and results."""
 
+from .newmark import HHT, GeneralizedAlpha, Newmark
 from .prescribed import Prescribed, joint_torques, mixed_dynamics, prescribe
 from .rollout import rk4_step, rollout
 from .simulate import simulate
@@ -7,6 +8,9 @@ from .solvers import RK4, SOLVERS
 from .trajectory import Status, Trajectory
 
 __all__ = [
+    "HHT",
+    "GeneralizedAlpha",
+    "Newmark",
     "RK4",
     "SOLVERS",
     "Prescribed",

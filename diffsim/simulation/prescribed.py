@@ -91,4 +91,4 @@ def joint_torques(traj, prescribed: Prescribed, tau=None):
         u, f = loads.evaluate(model, t, q, v)
         return mixed_dynamics(model, prescribed, t, q, v, u, f)[3]
 
-    return jax.vmap(one)(traj.t, traj.q, traj.v)
+    return jax.jit(jax.vmap(one))(traj.t, traj.q, traj.v)

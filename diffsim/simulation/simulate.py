@@ -126,7 +126,9 @@ def simulate(
         forces: point forces (:func:`diffsim.point_force`, :func:`diffsim.site_force`).
         loads: a :class:`diffsim.Loads` instead of ``tau``/``forces``.
         solver: ``'tsit5'`` (default), ``'dopri5'``, ``'dopri8'`` (adaptive explicit),
-            ``'kvaerno5'`` (implicit, for stiff problems), ``'rk4'`` (fixed step ``dt0``), or any
+            ``'kvaerno5'`` (implicit, for stiff problems), ``'rk4'`` (fixed step ``dt0``),
+            ``'newmark'``, ``'hht'``, ``'generalized-alpha'`` (implicit second-order schemes of
+            structural dynamics, :mod:`diffsim.simulation.newmark`; need ``q̇ = v``), or any
             diffrax solver instance.
         rtol, atol: tolerances of the adaptive step-size controller.
         dt0: initial (adaptive) or fixed (rk4) step [s]; ``dtmax`` caps adaptive steps.
@@ -170,7 +172,10 @@ def simulate(
     if controller is not None:
         pass
     elif adaptive:
-        implicit = isinstance(solver_obj, diffrax.AbstractImplicitSolver)
+        from .newmark import AbstractNewmarkFamily
+
+        # implicit solvers signal a failed Newton iteration with an infinite error: keep it
+        implicit = isinstance(solver_obj, (diffrax.AbstractImplicitSolver, AbstractNewmarkFamily))
         norm = optx.rms_norm if implicit else _rms_norm_fail_fast
         controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=norm)
     else:

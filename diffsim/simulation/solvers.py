@@ -36,7 +36,18 @@ ADAPTIVE = {
     "kvaerno5": diffrax.Kvaerno5,
 }
 FIXED = {"rk4": RK4}
-SOLVERS = tuple(ADAPTIVE) + tuple(FIXED)
+
+
+def _second_order_solvers():
+    from .newmark import HHT, GeneralizedAlpha, Newmark
+
+    return {"newmark": Newmark, "hht": HHT, "generalized-alpha": GeneralizedAlpha}
+
+
+# Implicit second-order (q̇ = v, nq == nv) solvers with an error estimate: adaptive with a
+# PIDController, fixed-step with ConstantStepSize (see diffsim.simulation.newmark).
+SECOND_ORDER = ("newmark", "hht", "generalized-alpha")
+SOLVERS = tuple(ADAPTIVE) + tuple(FIXED) + SECOND_ORDER
 
 
 def make_solver(solver, rtol=None, atol=None):
@@ -52,6 +63,8 @@ def make_solver(solver, rtol=None, atol=None):
 
         root = diffrax.VeryChord(rtol=rtol, atol=atol, norm=optx.rms_norm)
         return diffrax.Kvaerno5(root_finder=root), True
+    if name in SECOND_ORDER:
+        return _second_order_solvers()[name](), True
     if name in ADAPTIVE:
         return ADAPTIVE[name](), True
     if name in FIXED:
