@@ -37,9 +37,13 @@ def gauss_legendre(n: int):
 
 
 def _positive(name, value, allow_zero=False):
-    v = np.asarray(value, dtype=float) if not hasattr(value, "aval") else None
-    if v is None:  # traced: cannot check
+    """Refuse non-positive (or negative) data; traced values (inside ``jit``/``grad``) are not
+    checked."""
+    import jax
+
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(value)):
         return
+    v = np.asarray(value, dtype=float)
     bad = (v < 0) if allow_zero else (v <= 0)
     if np.any(bad) or not np.all(np.isfinite(v)):
         raise BeamError(f"{name} must be {'non-negative' if allow_zero else 'positive'} and finite, got {value}")
@@ -166,7 +170,7 @@ def beam(
             if Ivv is not None:
                 wpp = fq["ddW"] / L**2
                 D = D + kelvin_voigt * Ivv * L * jnp.einsum("g,gi,gj->ij", w_j, wpp, wpp)
-            elif np.any(np.asarray(kelvin_voigt) != 0) if not hasattr(kelvin_voigt, "aval") else False:
+            elif isinstance(kelvin_voigt, (int, float)) and kelvin_voigt != 0:
                 raise BeamError("kelvin_voigt damping needs the second moment I_z / I_y of the bending plane")
         else:
             dd = fq["dW"] / L

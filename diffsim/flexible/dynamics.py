@@ -304,3 +304,29 @@ def dissipated_power_flexible(model: Model, q, v):
             ve = v[t.e_v_slice(i)]
             P = P + ve @ fb.D @ ve
     return P
+
+
+def reduced_newmark_jacobian(model: Model):
+    """Seed 003's reduced Jacobian (eq 19) for the Newmark family's Newton iterations:
+    ``J ≈ Diag_j(M_j + γh C_j + βh² K_j)`` per flexible link, here premultiplied by ``M_j⁻¹``
+    because the solvers' residual is ``a − f(q, v)``: ``1 + M_ee⁻¹ (γh D + βh² K)`` on each
+    link's modal block and the identity on the joint coordinates. Cheap (no sweep
+    derivatives); Newton then converges linearly instead of quadratically."""
+    t = model.topology
+
+    def jac(time, q, v, h, beta, gamma):
+        J = jnp.eye(model.nv, dtype=model.dtype)
+        Ib = body_spatial_inertias(model)
+        for i in range(t.nb):
+            fb = model.flex[i] if model.flex else None
+            if fb is None:
+                continue
+            z6 = jnp.zeros(6, model.dtype)
+            kin = body_kinetics(fb, q[t.e_q_slice(i)], jnp.zeros(fb.ne, model.dtype), z6, Ib[i])
+            Mee = kin.M[6:, 6:]
+            blk = jnp.eye(fb.ne, dtype=model.dtype) + jnp.linalg.solve(Mee, gamma * h * fb.D + beta * h**2 * fb.K)
+            sl = t.e_v_slice(i)
+            J = J.at[sl, sl].set(blk)
+        return J
+
+    return jac
