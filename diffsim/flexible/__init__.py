@@ -17,6 +17,7 @@ from .dynamics import (
     kinetic_energy_flexible,
     mass_matrix_flexible,
     potential_energy_flexible,
+    reduced_newmark_jacobian,
 )
 from .kinematics import end_position, frames, sections_world
 
@@ -38,6 +39,7 @@ __all__ = [
     "kinetic_energy_flexible",
     "mass_matrix_flexible",
     "potential_energy_flexible",
+    "reduced_newmark_jacobian",
     "section_pose",
     "sections_world",
 ]
