@@ -76,3 +76,24 @@ def plot_conservation(t, series: dict, path, title="Balance checks"):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return Path(path)
+
+
+def plot_series(curves: dict, path, *, xlabel="t [s]", ylabel="", title="", ylim=None, styles=None):
+    """One panel, one curve per entry of ``curves`` (``label -> (x, y)``); returns ``path``."""
+    fig, ax = plt.subplots(figsize=(7.0, 3.8))
+    for k, (label, (x, y)) in enumerate(curves.items()):
+        style = (styles or {}).get(label, {})
+        ax.plot(x, y, label=label, **style)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.grid(alpha=0.3)
+    if len(curves) > 1:
+        ax.legend()
+    ax.set_title(title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
