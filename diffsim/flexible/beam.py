@@ -101,22 +101,17 @@ def beam(
     _positive("L", L)
     _positive("mu", mu)
     families = []
-    if modes_y is not None:
-        if EI_z is None:
-            raise BeamError("modes_y (bending in the x–y plane) needs EI_z")
-        families.append(("y", modes_y, EI_z, kAG_y))
-    if modes_z is not None:
-        if EI_y is None:
-            raise BeamError("modes_z (bending in the x–z plane) needs EI_y")
-        families.append(("z", modes_z, EI_y, kAG_z))
-    if modes_torsion is not None:
-        if GJ is None:
-            raise BeamError("modes_torsion needs GJ")
-        families.append(("t", modes_torsion, GJ, None))
-    if modes_axial is not None:
-        if EA is None:
-            raise BeamError("modes_axial needs EA")
-        families.append(("a", modes_axial, EA, None))
+    for name, what, modes, stiff, kag in (
+        ("y", "modes_y (bending in the x–y plane) needs EI_z", modes_y, EI_z, kAG_y),
+        ("z", "modes_z (bending in the x–z plane) needs EI_y", modes_z, EI_y, kAG_z),
+        ("t", "modes_torsion needs GJ", modes_torsion, GJ, None),
+        ("a", "modes_axial needs EA", modes_axial, EA, None),
+    ):
+        if modes is None:
+            continue
+        if stiff is None:
+            raise BeamError(what)
+        families.append((name, modes, stiff, kag))
     if not families:
         raise BeamError("a flexible beam needs at least one mode family (modes_y, modes_z, modes_torsion, modes_axial)")
     for name, _, k, s in families:
