@@ -310,7 +310,7 @@ def dissipated_power_flexible(model: Model, q, v):
     return P
 
 
-def reduced_newmark_jacobian(model: Model):
+def reduced_newmark_jacobian(model: Model, prescribed=None):
     """A reduced Jacobian for the Newmark family's Newton iterations, after seed 003 eq 19
     (``J ≈ Diag_j(M_j + γh C_j + βh² K_j)``, one block per link).
 
@@ -322,8 +322,12 @@ def reduced_newmark_jacobian(model: Model):
     ``J ≈ 1 + M⁻¹ Diag_j(γh D_j + βh² K_j)``. (The literal block-diagonal ``M_j`` drops the
     rigid–flexible coupling that ``M⁻¹`` spreads into the joint rows in this residual form;
     measured on a two-link flexible arm, Newton with it diverges at h = 0.01 s.) No derivatives
-    of the sweep are taken, so each Newton step is cheap and converges linearly."""
+    of the sweep are taken, so each Newton step is cheap and converges linearly. With
+    ``prescribed`` (a :class:`diffsim.Prescribed`), ``M⁻¹`` is that of the mixed problem (the
+    prescribed joints held), as the residual's is."""
     t = model.topology
+    bodies = () if prescribed is None else prescribed.bodies
+    qdd0 = jnp.zeros(t.nv_rigid, model.dtype)
     still = eqx.tree_at(lambda m: m.gravity, model, jnp.zeros_like(model.gravity))
 
     def jac(time, q, v, h, beta, gamma):
@@ -336,7 +340,9 @@ def reduced_newmark_jacobian(model: Model):
                 B = B.at[sl, sl].set(gamma * h * fb.D + beta * h**2 * fb.K)
         bias = elastic_forces(model, q)
         zero = jnp.zeros_like(v)
-        MinvB = jax.vmap(lambda col: articulated_flexible(still, q, zero, col + bias)[0], in_axes=1, out_axes=1)(B)
+        MinvB = jax.vmap(
+            lambda col: articulated_flexible(still, q, zero, col + bias, None, bodies, qdd0)[0], in_axes=1, out_axes=1
+        )(B)
         return jnp.eye(model.nv, dtype=model.dtype) + MinvB
 
     return jac
