@@ -43,7 +43,7 @@ from .model import (
 )
 
 __version__ = "0.1.0"
-from .simulation import HHT, RK4, GeneralizedAlpha, Newmark, Prescribed, Status, Trajectory, joint_torques, prescribe, rollout, simulate
+from .simulation import HHT, RK4, GeneralizedAlpha, Newmark, Prescribed, Status, Trajectory, joint_friction, joint_torques, prescribe, rollout, simulate
 from . import flexible
 from .flexible import FlexBody, beam
 from .loads import Loads, PointForce, TimeSeries, point_force, site_force

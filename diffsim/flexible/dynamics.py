@@ -86,8 +86,9 @@ def _sweep(model: Model, q, v, tau=None, f_ext=None, prescribed: Sequence[int] =
     ``tau`` [nv]: joint forces and modal generalised forces; ``prescribed``: bodies whose joint
     motion is imposed, with accelerations taken from ``qdd_prescribed`` [nv_rigid] (other
     entries ignored). Returns ``(v̇ [nv], τ_joint [nv_rigid])`` where ``τ_joint`` equals ``tau``
-    on free joints and is the driving torque (including damping and armature) on prescribed
-    ones.
+    on free joints and, on prescribed ones, is the driving torque the actuator must add to the
+    applied joint loads ``tau`` (joint friction, say) to impose the motion (damping and armature
+    included).
     """
     t = model.topology
     dt = model.dtype
@@ -160,7 +161,8 @@ def _sweep(model: Model, q, v, tau=None, f_ext=None, prescribed: Sequence[int] =
             qdd[i] = qdd_prescribed[sl]
             Ai = Ai + S @ qdd[i]
             f = IA6[i] @ Ai + pA6[i]
-            tau_out[i] = S.T @ f + model.armature[sl] * qdd[i] + model.damping[sl] * v[sl]
+            # the driving torque on top of the applied joint loads (e.g. friction in ``tau``)
+            tau_out[i] = S.T @ f + model.armature[sl] * qdd[i] + model.damping[sl] * v[sl] - tau[sl]
         else:
             qdd[i] = jnp.zeros(0, dt)
             tau_out[i] = jnp.zeros(0, dt)

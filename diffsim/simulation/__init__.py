@@ -1,7 +1,7 @@
 """Time integration: diffrax glue and results."""
 
 from .newmark import HHT, GeneralizedAlpha, Newmark
-from .prescribed import Prescribed, joint_torques, mixed_dynamics, prescribe
+from .prescribed import Prescribed, joint_friction, joint_torques, mixed_dynamics, prescribe
 from .rollout import rk4_step, rollout
 from .simulate import simulate
 from .solvers import RK4, SOLVERS
@@ -16,6 +16,7 @@ __all__ = [
     "Prescribed",
     "Status",
     "Trajectory",
+    "joint_friction",
     "joint_torques",
     "mixed_dynamics",
     "prescribe",

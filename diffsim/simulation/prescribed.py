@@ -79,9 +79,27 @@ def mixed_dynamics(model: Model, prescribed: Prescribed, t, q, v, tau, f_ext):
     return q, v, vdot, tau_j
 
 
+def joint_friction(model: Model, coulomb=0.0, viscous=0.0, width=1e-3):
+    """Joint friction as a ``tau`` callable: ``τ = −F_s tanh(q̇/ε) − F_v q̇`` on every joint DOF
+    (the smoothed sign of seed 003's ``F_s sgn(q̇) + F_v q̇``; ``width`` ε → 0 recovers the sign).
+    ``coulomb``, ``viscous`` and ``width``: scalars or [nv_rigid] arrays (differentiable)."""
+    n = model.topology.nv_rigid
+    ne = model.topology.ne
+    if np.any(np.asarray(width) <= 0):
+        raise ValueError(f"friction width must be positive, got {width}")
+
+    def tau(t, q, v):
+        vj = v[:n]
+        f = -jnp.asarray(coulomb) * jnp.tanh(vj / jnp.asarray(width)) - jnp.asarray(viscous) * vj
+        return jnp.concatenate([f, jnp.zeros(ne, v.dtype)])
+
+    return tau
+
+
 def joint_torques(traj, prescribed: Prescribed, tau=None):
-    """Joint forces [T, nv_rigid] along a trajectory: the applied ``tau`` on free joints and the
-    driving torques of the prescribed joints."""
+    """Joint forces [T, nv_rigid] along a trajectory: the applied ``tau`` on free joints and, on
+    prescribed joints, the driving torque on top of the applied loads (pass the same ``tau`` as
+    to ``simulate``, e.g. :func:`joint_friction`)."""
     from ..loads import as_loads
 
     model = traj.model
