@@ -29,7 +29,7 @@ _W = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0  # weights
 
 def rk4_step(model: Model, loads: Loads, t, q, v, dt, dynamics: Callable = forward_dynamics):
     """One classical RK4 step of ``(q, v)`` from ``t`` to ``t + dt`` (stages in a scan)."""
-    args = (model, loads, None, dynamics)
+    args = (model, loads, None, dynamics, None)  # no prescribed motion
 
     def stage(carry, cw):
         kq, kv, acc_q, acc_v = carry
