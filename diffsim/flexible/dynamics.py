@@ -36,18 +36,15 @@ def _zeros_fext(model):
 
 
 def outward_kinematics(model: Model, q, v):
-    """Sweep 1 (outward): per link ``Xup`` [6, 6] (``i_X_parent-end``), twist ``V``, joint
-    velocity-product ``c``, and the link's :class:`~.body.BodyKinetics` (``None`` if rigid)."""
+    """Sweep 1 (outward): joint data ``jd`` (``jd.Xm[i]`` = ``i_X_end-of-parent``), body
+    inertias, per link twist ``V``, joint velocity-product ``c`` and the link's
+    :class:`~.body.BodyKinetics` (``None`` if rigid)."""
     t = model.topology
     jd = JointData(model, q[: t.nq_rigid], v[: t.nv_rigid])
     Ib = body_spatial_inertias(model)
-    Xup, V, c, kin = [None] * t.nb, [None] * t.nb, [None] * t.nb, [None] * t.nb
+    V, c, kin = [None] * t.nb, [None] * t.nb, [None] * t.nb
     for i in range(t.nb):
         p = t.parent[i]
-        X = jd.Xm[i]
-        if p >= 0 and kin[p] is not None:
-            X = X @ kin[p].P_end[:, :6]
-        Xup[i] = X
         if p < 0:
             Vi = jd.vJ[i]
         else:
@@ -59,7 +56,7 @@ def outward_kinematics(model: Model, q, v):
         if fb is not None:
             sl = t.e_q_slice(i)
             kin[i] = body_kinetics(fb, q[sl], v[t.e_v_slice(i)], Vi, Ib[i])
-    return jd, Ib, Xup, V, c, kin
+    return jd, Ib, V, c, kin
 
 
 def _own_equations(model, i, Ib, V, kin, f_ext, q, v, tau):
@@ -95,7 +92,7 @@ def _sweep(model: Model, q, v, tau=None, f_ext=None, prescribed: Sequence[int] =
     tau = jnp.zeros(model.nv, dt) if tau is None else tau
     f_ext = _zeros_fext(model) if f_ext is None else f_ext
     pres = set(int(i) for i in prescribed)
-    jd, Ib, Xup, V, c, kin = outward_kinematics(model, q, v)
+    jd, Ib, V, c, kin = outward_kinematics(model, q, v)
     tau_j = tau[: t.nv_rigid] - model.damping * v[: t.nv_rigid]
     nb = t.nb
 
@@ -180,7 +177,7 @@ def inverse_dynamics_flexible(model: Model, q, v, a, f_ext=None):
     accelerations ``a`` [nv]; ``τ_modes`` is zero for the free motion of the modes."""
     t = model.topology
     f_ext = _zeros_fext(model) if f_ext is None else f_ext
-    jd, Ib, Xup, V, c, kin = outward_kinematics(model, q, v)
+    jd, Ib, V, c, kin = outward_kinematics(model, q, v)
     zero_tau = jnp.zeros(model.nv, model.dtype)
     a0 = base_acceleration(model)
     nb = t.nb
@@ -269,7 +266,7 @@ def _fd_flexible_jvp(primals, tangents):
 def kinetic_energy_flexible(model: Model, q, v):
     """``T = Σ ½ ξᵢᵀ Mᵢ ξᵢ`` (+ armature) — equal to ``½ vᵀ M(z) v``."""
     t = model.topology
-    _, Ib, _, V, _, kin = outward_kinematics(model, q, v)
+    _, Ib, V, _, kin = outward_kinematics(model, q, v)
     T = 0.5 * jnp.sum(model.armature * v[: t.nv_rigid] ** 2)
     for i in range(t.nb):
         if kin[i] is None:
