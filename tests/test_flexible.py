@@ -350,3 +350,22 @@ def test_float32_matches_float64():
     a32 = ds.forward_dynamics(m.astype(jnp.float32), f32(q), f32(v), f32(u))
     assert a32.dtype == jnp.float32
     assert _rel(a32.astype(jnp.float64), a64) < 1e-3
+
+
+def test_kinematics_of_flexible_trees_and_clear_errors():
+    """forward_kinematics places children at the deformed end; quantities not yet implemented
+    for flexible links refuse clearly instead of returning rigid-tree numbers."""
+    m = _mixed_tree("revolute")
+    q = ds.random_configuration(m, jax.random.PRNGKey(4), 0.3)
+    k = ds.forward_kinematics(m, q)
+    from diffsim.flexible import frames
+
+    He = frames(m, q)[1]
+    i2 = m.topology.body_index("l2")
+    # l3 sits on l2's deformed end frame (pos 0, prismatic along x)
+    l3 = m.topology.body_index("l3")
+    d = q[m.topology.q_slice(l3)][0]
+    np.testing.assert_allclose(k.p[l3], He[i2, :3, 3] + He[i2, :3, 0] * d, atol=1e-12)
+    for fn in (ds.spatial_momentum, ds.body_velocities):
+        with pytest.raises(NotImplementedError, match="flexible links"):
+            fn(m, q, jnp.zeros(m.nv))

@@ -39,6 +39,9 @@ def total_energy(model: Model, q, v):
 
 def spatial_momentum(model: Model, q, v):
     """Total spatial momentum ``[L; P]`` in world coordinates; ``L`` about the world origin."""
+    from .kinematics import _rigid_only
+
+    _rigid_only(model, "spatial_momentum")
     jd = JointData(model, q, v)
     X0 = world_transforms(model, q, jd)
     h_body = jnp.einsum("bij,bj->bi", body_spatial_inertias(model), jnp.stack(body_velocities(model, q, v, jd)))
@@ -57,6 +60,9 @@ def angular_momentum(model: Model, q, v):
 
 def centre_of_mass(model: Model, q):
     """Whole-system centre of mass, world frame."""
+    from .kinematics import _rigid_only
+
+    _rigid_only(model, "centre_of_mass")
     return jnp.sum(model.mass[:, None] * body_com(model, q), 0) / jnp.sum(model.mass)
 
 

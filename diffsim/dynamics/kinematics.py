@@ -18,14 +18,32 @@ class Kinematics(eqx.Module):
     p: jax.Array  # [nb, 3]
 
 
+def _rigid_only(model: Model, what: str):
+    if model.topology.has_flex:
+        raise NotImplementedError(
+            f"{what} is not implemented for models with flexible links yet; use diffsim.flexible "
+            "(frames, sections_world, end_position, kinetic/potential energy) instead"
+        )
+
+
 def world_transforms(model: Model, q, jd: JointData | None = None) -> list[sp.Transform]:
     """``i_X_0`` for each body (world -> body Plücker transforms)."""
+    if model.topology.has_flex:
+        from ..flexible.kinematics import frames
+
+        H = frames(model, q)[0]
+        return [sp.Transform.from_placement(H[i, :3, :3], H[i, :3, 3]) for i in range(model.nb)]
     jd = jd if jd is not None else JointData(model, q)
     return forward_pass(model.topology, lambda i, X_p: jd.X[i] if X_p is None else jd.X[i] @ X_p, None)
 
 
 def forward_kinematics(model: Model, q) -> Kinematics:
-    """Body poses in the world frame."""
+    """Body poses in the world frame (flexible links: children at the deformed ends)."""
+    if model.topology.has_flex:
+        from ..flexible.kinematics import frames
+
+        H = frames(model, q)[0]
+        return Kinematics(R=H[:, :3, :3], p=H[:, :3, 3])
     X0 = world_transforms(model, q)
     return Kinematics(R=jnp.stack([X.rotation for X in X0]), p=jnp.stack([X.translation for X in X0]))
 
@@ -47,6 +65,7 @@ def site_poses(model: Model, q):
 
 def body_velocities(model: Model, q, v, jd: JointData | None = None) -> list:
     """Spatial velocity ``[ω; v]`` of each body, body coordinates, at the body origin."""
+    _rigid_only(model, "body_velocities")
     jd = jd if jd is not None else JointData(model, q, v)
     return forward_pass(
         model.topology,
