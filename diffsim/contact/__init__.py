@@ -1,0 +1,46 @@
+"""Compliant contact: normal-force and friction laws (:mod:`.laws`). Contact geometry, events
+and the S1 scenario are the open contact issue's remaining work."""
+
+from .laws import (
+    FRICTION_LAWS,
+    NORMAL_LAWS,
+    Ambrosio,
+    BengisuAkay,
+    Coulomb,
+    CoulombViscous,
+    Flores,
+    Gonthier,
+    Hertz,
+    HuGuo,
+    HuntCrossley,
+    LankaraniNikravesh,
+    LinearSpringDamper,
+    LuGre,
+    SmoothCoulomb,
+    Stribeck,
+    Threlfall,
+    friction_law,
+    normal_law,
+)
+
+__all__ = [
+    "FRICTION_LAWS",
+    "NORMAL_LAWS",
+    "Ambrosio",
+    "BengisuAkay",
+    "Coulomb",
+    "CoulombViscous",
+    "Flores",
+    "Gonthier",
+    "Hertz",
+    "HuGuo",
+    "HuntCrossley",
+    "LankaraniNikravesh",
+    "LinearSpringDamper",
+    "LuGre",
+    "SmoothCoulomb",
+    "Stribeck",
+    "Threlfall",
+    "friction_law",
+    "normal_law",
+]
