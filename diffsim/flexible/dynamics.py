@@ -280,7 +280,7 @@ def kinetic_energy_flexible(model: Model, q, v):
 def potential_energy_flexible(model: Model, q):
     """Gravity potential of rigid parts and sections plus strain energy ``½ δᵀ K δ``."""
     from .kinematics import frames
-    from .body import section_pose
+    from .body import section_pose, strain_energy
 
     t = model.topology
     Hb, _ = frames(model, q)
@@ -293,7 +293,7 @@ def potential_energy_flexible(model: Model, q):
         d = q[t.e_q_slice(i)]
         _, p = section_pose(fb.x, fb.phi_d, fb.phi_r, fb.fore, d, fb.stiffening)
         pw = p @ Hb[i, :3, :3].T + Hb[i, :3, 3]
-        V = V - jnp.sum(fb.m * (pw @ model.gravity)) + 0.5 * d @ fb.K @ d
+        V = V - jnp.sum(fb.m * (pw @ model.gravity)) + strain_energy(fb, d)
     return V
 
 
