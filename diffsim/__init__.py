@@ -45,6 +45,9 @@ from .model import (
 __version__ = "0.1.0"
 from .simulation import HHT, RK4, GeneralizedAlpha, Newmark, Prescribed, Status, Trajectory, joint_friction, joint_torques, prescribe, rollout, simulate
 from . import flexible
+from . import contact
+from .contact import ContactPoint, Plane, friction_law, normal_law
+from .contact import contact as contacts
 from .flexible import FlexBody, beam
 from .loads import Loads, PointForce, TimeSeries, point_force, site_force
 from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco

@@ -1,6 +1,8 @@
-"""Compliant contact: normal-force and friction laws (:mod:`.laws`). Contact geometry, events
-and the S1 scenario are the open contact issue's remaining work."""
+"""Compliant contact: geometry (:mod:`.geometry`), normal-force and friction laws
+(:mod:`.laws`), the contact model and its impact memory (:mod:`.model`) and the simulation
+loop with located events and work–energy bookkeeping (:mod:`.simulate`)."""
 
+from .geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry
 from .laws import (
     FRICTION_LAWS,
     NORMAL_LAWS,
@@ -22,12 +24,22 @@ from .laws import (
     friction_law,
     normal_law,
 )
+from .model import MODES, Contact, ContactForces, contact
+from .simulate import WORK_NAMES, ContactRecord
 
 __all__ = [
     "FRICTION_LAWS",
+    "MODES",
     "NORMAL_LAWS",
+    "WORK_NAMES",
     "Ambrosio",
     "BengisuAkay",
+    "Contact",
+    "ContactError",
+    "ContactForces",
+    "ContactGeometry",
+    "ContactPoint",
+    "ContactRecord",
     "Coulomb",
     "CoulombViscous",
     "Flores",
@@ -38,9 +50,12 @@ __all__ = [
     "LankaraniNikravesh",
     "LinearSpringDamper",
     "LuGre",
+    "Plane",
     "SmoothCoulomb",
     "Stribeck",
     "Threlfall",
+    "contact",
+    "contact_geometry",
     "friction_law",
     "normal_law",
 ]

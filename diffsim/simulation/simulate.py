@@ -114,6 +114,8 @@ def simulate(
     dynamics: Callable = forward_dynamics,
     prescribed: Prescribed | None = None,
     controller: diffrax.AbstractStepSizeController | None = None,
+    contact=None,
+    max_events: int = 64,
 ) -> Trajectory:
     """Integrate ``M(q) v̇ + C v + g + D v = τ + Σ Jᵀ f`` from ``t0`` to ``t1``.
 
@@ -147,6 +149,11 @@ def simulate(
         controller: a diffrax step-size controller replacing the default one (e.g. a
             ``PIDController`` with ``dtmin``/``jump_ts``, or ``ConstantStepSize`` to run an
             adaptive-capable solver such as ``'newmark'`` at the fixed step ``dt0``).
+        contact: a :class:`diffsim.contact.Contact` (:func:`diffsim.contact.contact`): compliant
+            contact with impact memory, friction and the work–energy bookkeeping; the result's
+            ``contact`` holds the memory, works and events (:mod:`diffsim.contact.simulate`).
+        max_events: bound on the contact events (onsets + separations) of an ``'events'``-mode
+            contact run; exceeding it ends the run with status ``MAX_EVENTS``.
 
     Returns:
         :class:`Trajectory` with ``t``, ``q``, ``v`` (time-major), ``integrals``, ``result``.
@@ -180,6 +187,21 @@ def simulate(
         controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=norm)
     else:
         controller = diffrax.ConstantStepSize()
+    if contact is not None:
+        from ..contact.model import Contact
+        from ..contact.simulate import simulate_contact
+
+        if not isinstance(contact, Contact):
+            raise TypeError(f"contact must be a diffsim.contact.Contact (diffsim.contact.contact(...)), got {type(contact).__name__}")
+        if prescribed is not None:
+            raise ValueError("prescribed motion together with contact is not supported yet")
+        if int(max_events) < 1:
+            raise ValueError(f"max_events must be >= 1, got {max_events}")
+        return simulate_contact(
+            model, q0, v0, t1, contact, t0=t0, loads=loads, solver_obj=solver_obj, adaptive=adaptive, rtol=rtol,
+            atol=atol, dt0=dt0, dtmax=dtmax, ts=ts, max_steps=max_steps, max_events=max_events, throw=throw,
+            integrals=integrals, adjoint=adjoint, dynamics=dynamics, controller=controller,
+        )
     w0 = None
     if integrals is not None:
         w0 = jnp.zeros_like(jnp.asarray(integrals(t0, q0, v0), dtype))

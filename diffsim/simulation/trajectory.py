@@ -22,6 +22,7 @@ class Status(enum.IntEnum):
     NONFINITE = 2
     DT_MIN_REACHED = 3
     SOLVER_FAILED = 4
+    MAX_EVENTS = 5
 
 
 STATUS_MESSAGES = {
@@ -32,13 +33,16 @@ STATUS_MESSAGES = {
     "or tighten the tolerances",
     Status.DT_MIN_REACHED: "the step size fell below its minimum",
     Status.SOLVER_FAILED: "the solver failed (implicit iterations did not converge)",
+    Status.MAX_EVENTS: "more contact events (onsets + separations) than max_events before t1: increase max_events",
 }
 
 
 class Trajectory(eqx.Module):
     """``t`` [T], ``q`` [T, nq], ``v`` [T, nv] (time-major) and, when requested, ``integrals``
     [T, k] (time integrals of user quantities, e.g. impulses). ``result`` is a
-    :class:`Status` code (an array under ``vmap``); ``num_steps`` the accepted steps."""
+    :class:`Status` code (an array under ``vmap``); ``num_steps`` the accepted steps.
+    Runs with contact carry a :class:`diffsim.contact.ContactRecord` in ``contact`` (impact
+    memory, LuGre state, works, events) and :meth:`contact_forces` / :meth:`energy_balance`."""
 
     t: jax.Array
     q: jax.Array
@@ -47,6 +51,7 @@ class Trajectory(eqx.Module):
     result: jax.Array
     num_steps: jax.Array
     model: Model
+    contact: object = None
 
     # ---- status ----
     @property
@@ -92,3 +97,22 @@ class Trajectory(eqx.Module):
     def angular_momentum(self):
         """[T, 3] about the world origin, world frame."""
         return self._map_qv(lambda q, v: _energy.angular_momentum(self.model, q, v))
+
+    # ---- contact ----
+    def _need_contact(self):
+        if self.contact is None:
+            raise ValueError("this trajectory has no contact (simulate(..., contact=...))")
+
+    def contact_forces(self):
+        """:class:`diffsim.contact.ContactForces` at every saved time (leading axis T):
+        penetration, its rate, normal, slip, ``f_n`` [T, nc], ``f_t`` [T, nc, 3], ``Q``, powers."""
+        self._need_contact()
+        c = self.contact
+        return jax.vmap(lambda q, v, m, z: c.contact.forces(self.model, q, v, m, z))(self.q, self.v, c.memory, c.z)
+
+    def energy_balance(self):
+        """Seed 001 eq 31: ``E = T + V − W_D − W_FN − W_FT − W_applied`` [T] (constant for an exact
+        solution) and its error in percent of ``|E(t0)|``: ``(E, error_pct)``."""
+        self._need_contact()
+        E = self.energy() - jnp.sum(self.contact.work, axis=-1)
+        return E, 100.0 * (E - E[0]) / jnp.abs(E[0])
