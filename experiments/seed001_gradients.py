@@ -9,7 +9,12 @@ and air damping γ.
 * events formulation (the exact Hu–Guo + Ambrosio law with located onsets): K and c_r, whose
   gradients flow through the impact times.
 
-Loss: Σ_t |O_i(t)|² over the saved joint positions plus Σ_t δ(t)² (modal weights, scaled).
+Loss over 0.6 s (the first O1/O4 burst and the O2/O3 impacts): Σ_t |O_i(t)|² over the saved
+joint positions plus scaled Σ_t (δ² + (δ̇/ω₁)²) of the modal coordinates (so that the damping
+constants, which act only once the links vibrate, are visible). Central differences: five-point
+stencil at a relative step 1e-3 with the solves at rtol 1e-12 — an adaptive solve is only smooth
+in the parameters to ~rtol, so the step must be large enough for that noise to stay ≪ 1e-5
+relative, and the five-point stencil keeps the truncation error (∝ h⁴) below it.
 Writes ``experiments/results/seed001/gradients.json``.
 """
 
@@ -49,12 +54,18 @@ def make_loss(mode, t1, rtol):
         else:
             c = s1.contact_model(m, K=K, c_r=c_r, mu_k=mu_k)
         q0, v0 = s1.initial_state(m)
-        tr = simulate(m, q0, v0, t1, contact=c, rtol=rtol, atol=rtol, saveat=10, max_events=12, max_steps=50_000,
+        tr = simulate(m, q0, v0, t1, contact=c, rtol=rtol, atol=rtol, saveat=31, max_events=24, max_steps=100_000,
                       throw=False)
         xy = jax.vmap(lambda q: s1.joint_positions(m, c, q))(tr.q)
-        return jnp.sum(xy**2) + 1e4 * jnp.sum(tr.q[:, 5:] ** 2)
+        return jnp.sum(xy**2) + 1e4 * jnp.sum(tr.q[:, 5:] ** 2) + 1e-1 * jnp.sum(tr.v[:, 5:] ** 2)
 
     return loss
+
+
+# Kelvin–Voigt damping acts ~200× more weakly than air damping on these shapes
+# (K_v I ∫W″² ≈ 6e-5 against γ ∫W² ≈ 1e-2 kg/s), so its loss change at a 1e-3 step sits at the
+# solver's noise floor; it gets a 1e-2 step (five-point truncation error ∝ h⁴ stays ~1e-8).
+REL_STEP = {"K_v": 1e-2}
 
 
 def check(mode, which, t1, rtol, rel_steps):
@@ -67,9 +78,9 @@ def check(mode, which, t1, rtol, rel_steps):
     t_grad = time.perf_counter() - t
     rows = {}
     for i in which:
-        h = rel_steps * abs(P0[i])
+        h = REL_STEP.get(NAMES[i], rel_steps) * abs(P0[i])
         e = jnp.zeros(5).at[i].set(h)
-        fd = float((f(p + e) - f(p - e)) / (2 * h))
+        fd = float((8 * (f(p + e) - f(p - e)) - (f(p + 2 * e) - f(p - 2 * e))) / (12 * h))
         rows[NAMES[i]] = {"grad": float(g[i]), "fd": fd, "rel_err": abs(float(g[i]) - fd) / abs(fd), "h": h}
         print(mode, NAMES[i], rows[NAMES[i]], flush=True)
     return {"rtol": rtol, "t1": t1, "grad_first_call_s": t_grad, "finite": bool(np.all(np.isfinite(np.asarray(g)))),
@@ -78,11 +89,11 @@ def check(mode, which, t1, rtol, rel_steps):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--t1", type=float, default=0.45)
+    ap.add_argument("--t1", type=float, default=0.6)
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
-    res = {"smooth": check("smooth", range(5), args.t1, 1e-11, 1e-5),
-           "events": check("events", (0, 1), args.t1, 1e-12, 1e-5)}
+    res = {"smooth": check("smooth", range(5), args.t1, 1e-12, 1e-3),
+           "events": check("events", (0, 1), args.t1, 1e-12, 1e-3)}
     write_json(OUT / "gradients.json", res)
     return res
 

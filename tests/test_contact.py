@@ -274,6 +274,23 @@ def test_smooth_formulation_gradients_match_finite_differences():
         np.testing.assert_allclose(g[i], fd, rtol=1e-5)
 
 
+def test_joint_friction_uses_the_contact_laws():
+    """Joint friction with a contact friction law (unit normal force: μ are torques)."""
+    b = ds.ModelBuilder(gravity=(0, 0, 0))
+    b.add_body("a", None, joint="revolute", axis=(0, 0, 1), mass=1.0, inertia=(0.1,) * 3)
+    b.add_body("b", "a", joint="prismatic", axis=(1, 0, 0), mass=1.0, inertia=(0.1,) * 3)
+    m = b.build()
+    law = ds.friction_law("stribeck", mu_k=0.2, mu_s=0.5, v_s=0.1, width=1e-3)
+    tau = ds.joint_friction(m, law=law, viscous=0.3)
+    v = jnp.array([0.05, -2.0])
+    mu = 0.2 + 0.3 * np.exp(-((np.abs(v) / 0.1) ** 2))
+    np.testing.assert_allclose(tau(0.0, jnp.zeros(2), v), -mu * np.tanh(v / 1e-3) - 0.3 * v, rtol=1e-13)
+    amb = ds.joint_friction(m, law=ds.friction_law("ambrosio", mu_k=1.5, v0=1e-3, v1=1e-2))
+    np.testing.assert_allclose(amb(0.0, jnp.zeros(2), jnp.array([5e-4, -0.1])), [0.0, 1.5], rtol=1e-14)
+    with pytest.raises(ValueError, match="LuGre"):
+        ds.joint_friction(m, law=ds.friction_law("lugre", mu_k=0.1, mu_s=0.2, v_s=0.01))
+
+
 # ---------------------------------------------------------------------------------------------
 # bad input
 # ---------------------------------------------------------------------------------------------

@@ -65,7 +65,8 @@ def _vector_field(t, y, args):
     Wdot = jnp.stack([-_dissipated_power(model, qn, v), cf.power_n, cf.power_t, P_applied])
     mdot = contact.memory_rate(cf.delta, cf.delta_dot, m) if contact.mode == "smooth" else jnp.zeros_like(m)
     wdot = None if integrand is None else jnp.asarray(integrand(t, qn, v))
-    return configuration_rate(model, q, v), vdot, wdot, (mdot, cf.z_rate, Wdot)
+    out = (configuration_rate(model, q, v), vdot, wdot, (mdot, cf.z_rate, Wdot))
+    return jax.tree_util.tree_map(lambda d, s: d.astype(s.dtype), out, y)  # float32 models stay float32
 
 
 def _finite(y):
@@ -102,12 +103,19 @@ def simulate_contact(
     if isinstance(solver_obj, AbstractNewmarkFamily):
         raise ValueError("contact simulation supports the diffrax solvers (tsit5, dopri5/8, kvaerno5, rk4), not Newmark")
     dtype = model.dtype
+    # time in the default float dtype (float64 under x64, also for a float32 model): diffrax's
+    # event root find mixes the times with Python floats
+    tdt = jnp.result_type(float)
+    t0, t1, ts = jnp.asarray(t0, tdt), jnp.asarray(t1, tdt), jnp.asarray(ts, tdt)
     nc = contact.n_pairs
     events = contact.mode == "events"
     if controller is None:
         if adaptive:
             # the plain norm: a step that overshoots deep into a contact overflows (inf error)
             # and must be rejected, not accepted as the plain simulate's fail-fast norm would
+            # dtmax defaults to 1 % of the span: a longer step could land deep inside a contact
+            # (float32 overflows there) or jump over a whole short contact between two samples
+            dtmax = (float(t1) - float(t0)) / 100.0 if dtmax is None and _concrete(t0, t1) else dtmax
             controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=optx.rms_norm)
         else:
             controller = diffrax.ConstantStepSize()
@@ -115,10 +123,13 @@ def simulate_contact(
     # initial phases: pairs already penetrating start in contact with memory max(Δ̇, floor)
     cf0 = contact.forces(model, normalize(model, q0), v0, jnp.ones(nc, dtype), jnp.zeros((nc, 3), dtype))
     phase0 = cf0.delta > 0
-    mem0 = jnp.where(phase0, jnp.maximum(cf0.delta_dot, contact.v_impact_min), contact.v_impact_min)
+    mem0 = jnp.where(phase0, jnp.maximum(cf0.delta_dot, contact.v_impact_min), contact.v_impact_min).astype(jnp.result_type(dtype, tdt))
     m0 = jnp.where(phase0, mem0, cf0.delta_dot)  # smooth mode: the memory state starts at Δ̇
     c0 = (m0, jnp.zeros((nc, 3), dtype), jnp.zeros(4, dtype))
-    y0 = (q0, v0, w0, c0)
+    # diffrax keeps the state in (at least) the time dtype: a float32 model under x64 is
+    # integrated in float64 and its outputs are returned in float32 (with x64 off, all float32)
+    sdt = jnp.result_type(dtype, tdt)
+    y0 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, sdt), (q0, v0, w0, c0))
     term = diffrax.ODETerm(_vector_field)
     adjoint = adjoint if adjoint is not None else diffrax.RecursiveCheckpointAdjoint()
     T = ts.shape[0]
@@ -127,7 +138,9 @@ def simulate_contact(
         def fn(t, y, args, **kw):
             q, v = y[0], y[1]
             d = _delta(contact, model, normalize(model, q), k)
-            return jnp.where(args[-1][1][k], -d, d)  # args[-1] = (memory, phase)
+            # args[-1] = (memory, phase); in the default float dtype, which diffrax's event
+            # root find mixes with Python floats (a float32 model under x64 would not match)
+            return jnp.where(args[-1][1][k], -d, d).astype(jnp.result_type(float))
 
         return fn
 
@@ -137,7 +150,10 @@ def simulate_contact(
     if events:
         event = diffrax.Event(
             [cond(k) for k in range(nc)] + [nonfinite],
-            root_finder=optx.Newton(rtol=0.0, atol=contact.event_time_tol),
+            # time tolerance: event_time_tol, but never below the time dtype's resolution
+            # (the tolerance also bounds |Δ| at the root: float32 resolves ~1e-7 of it)
+            root_finder=optx.Newton(rtol=float(8 * jnp.finfo(tdt).eps),
+                                    atol=max(contact.event_time_tol, float(10 * jnp.finfo(tdt).eps))),
             direction=[True] * nc + [None],
         )
     else:
@@ -154,7 +170,7 @@ def simulate_contact(
             solver_obj,
             t_start,
             t1,
-            None if dt0 is None else jnp.asarray(dt0, dtype),
+            None if dt0 is None else jnp.asarray(dt0, tdt),
             y_s,
             args=(model, loads, integrals, dynamics, contact, (mem, phase)),
             saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=ts_seg), diffrax.SubSaveAt(t1=True)]),
@@ -217,14 +233,14 @@ def simulate_contact(
 
     E = max(int(max_events), 1)
     carry0 = (
-        jnp.asarray(t0, dtype),
+        t0,
         y0,
         phase0,
         mem0,
         jnp.asarray(False),
         empty,
-        jnp.full((T, nc), jnp.inf, dtype),
-        jnp.full((E,), jnp.inf, dtype),
+        jnp.full((T, nc), jnp.inf, sdt),
+        jnp.full((E,), jnp.inf, tdt),
         jnp.zeros((E, nc), jnp.int32),
         jnp.zeros(nc, jnp.int32),
         jnp.asarray(0, jnp.int32),
@@ -235,6 +251,8 @@ def simulate_contact(
     carry, _ = jax.lax.scan(segment, carry0, None, length=n_seg)
     _, _, _, _, done, out, out_mem, ev_t, ev_flip, impacts, n_ev, result, steps = carry
     result = jnp.where(done, result, Status.MAX_EVENTS).astype(jnp.int32)
+    out = jax.tree_util.tree_map(lambda a: a.astype(dtype), out)
+    out_mem = out_mem.astype(dtype)
     qs, vs, ws, cs = out
     if throw:
         qs = eqx.error_if(qs, result != Status.SUCCESS, "simulate (contact): the solve did not reach t1 — "
@@ -244,6 +262,10 @@ def simulate_contact(
     qs = jax.vmap(lambda q: normalize(model, q))(qs)
     rec = ContactRecord(contact, memory, zs, Ws, ev_t, ev_flip, impacts, n_ev)
     return Trajectory(t=ts, q=qs, v=vs, integrals=ws, result=result, num_steps=steps, model=model, contact=rec)
+
+
+def _concrete(*xs):
+    return not any(isinstance(x, jax.core.Tracer) for x in xs)
 
 
 def _delta(contact: Contact, model, q, k):

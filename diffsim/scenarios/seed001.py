@@ -215,6 +215,7 @@ def _run(options, params, out: Path) -> dict:
                                            "symmetry_error_m", "num_steps")})
     summary["sim_wall_time_s"] = first["wall_time_s"]
     summary["wall_time_s"] = time.perf_counter() - t_all
+    summary["figures"] = sorted(str(p.relative_to(out)) for p in out.rglob("*.png"))
     return summary
 
 

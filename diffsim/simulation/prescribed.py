@@ -79,18 +79,35 @@ def mixed_dynamics(model: Model, prescribed: Prescribed, t, q, v, tau, f_ext):
     return q, v, vdot, tau_j
 
 
-def joint_friction(model: Model, coulomb=0.0, viscous=0.0, width=1e-3):
-    """Joint friction as a ``tau`` callable: ``τ = −F_s tanh(q̇/ε) − F_v q̇`` on every joint DOF
-    (the smoothed sign of seed 003's ``F_s sgn(q̇) + F_v q̇``; ``width`` ε → 0 recovers the sign).
-    ``coulomb``, ``viscous`` and ``width``: scalars or [nv_rigid] arrays (differentiable)."""
+def joint_friction(model: Model, coulomb=0.0, viscous=0.0, width=1e-3, law=None):
+    """Joint friction as a ``tau`` callable on every joint DOF.
+
+    Default: ``τ = −F_s tanh(q̇/ε) − F_v q̇`` (the smoothed sign of seed 003's
+    ``F_s sgn(q̇) + F_v q̇``; ``width`` ε → 0 recovers the sign). ``coulomb``, ``viscous`` and
+    ``width``: scalars or [nv_rigid] arrays (differentiable).
+
+    ``law``: any static friction law of :mod:`diffsim.contact.laws` (Coulomb, Stribeck,
+    Ambrosio, Threlfall, …) evaluated at the joint rate with unit normal force, so that its
+    ``μ`` parameters are friction torques [N m] (forces for prisms): ``τ = law(q̇, 1) − F_v q̇``.
+    The dynamic LuGre law needs a state per joint and is not accepted here."""
     n = model.topology.nv_rigid
     ne = model.topology.ne
-    if np.any(np.asarray(width) <= 0):
+    if law is not None:
+        from ..contact.laws import FRICTION_LAWS, LuGre
+
+        if isinstance(law, LuGre):
+            raise ValueError("joint_friction: the LuGre law has a bristle state; use it in contact (ds.contacts)")
+        if not isinstance(law, tuple(FRICTION_LAWS.values())):
+            raise ValueError(f"joint_friction: law must be a diffsim friction law, got {type(law).__name__}")
+    elif np.any(np.asarray(width) <= 0):
         raise ValueError(f"friction width must be positive, got {width}")
 
     def tau(t, q, v):
         vj = v[:n]
-        f = -jnp.asarray(coulomb) * jnp.tanh(vj / jnp.asarray(width)) - jnp.asarray(viscous) * vj
+        if law is not None:
+            f = law(vj, jnp.ones_like(vj)) - jnp.asarray(viscous) * vj
+        else:
+            f = -jnp.asarray(coulomb) * jnp.tanh(vj / jnp.asarray(width)) - jnp.asarray(viscous) * vj
         return jnp.concatenate([f, jnp.zeros(ne, v.dtype)])
 
     return tau
