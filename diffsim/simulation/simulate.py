@@ -176,6 +176,7 @@ def simulate(
     t0 = jnp.asarray(t0, dtype)
     t1 = jnp.asarray(t1, dtype)
     ts = _save_times(saveat, t0, t1, dtype)
+    user_controller = controller  # the contact loop chooses its own default
     if controller is not None:
         pass
     elif adaptive:
@@ -200,7 +201,7 @@ def simulate(
         return simulate_contact(
             model, q0, v0, t1, contact, t0=t0, loads=loads, solver_obj=solver_obj, adaptive=adaptive, rtol=rtol,
             atol=atol, dt0=dt0, dtmax=dtmax, ts=ts, max_steps=max_steps, max_events=max_events, throw=throw,
-            integrals=integrals, adjoint=adjoint, dynamics=dynamics, controller=controller,
+            integrals=integrals, adjoint=adjoint, dynamics=dynamics, controller=user_controller,
         )
     w0 = None
     if integrals is not None:
