@@ -50,10 +50,6 @@ import argparse
 import json
 import math
 import os
-import platform
-import random
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -132,116 +128,12 @@ import numpy as np  # noqa: E402
 import diffsim as ds  # noqa: E402
 from diffsim.scenarios import seed001 as s1  # noqa: E402
 
+sys.path.insert(0, str(HERE))  # the shared benchmark helpers (benchmarks/harness.py)
+from harness import CompileEvents, interleave, loadavg, machine_info  # noqa: E402
+
 G = 9.81
 R_BALL, M_BALL = 0.1, 1.0
 I_BALL = 0.4 * M_BALL * R_BALL**2
-
-
-# ======================================================================================
-# harness (as bench_s0.py / bench_flexible.py)
-# ======================================================================================
-
-class CompileEvents:
-    """Collects JAX's own compile-stage durations (trace, lowering to MLIR, XLA compile)."""
-
-    NAMES = {
-        "/jax/core/compile/jaxpr_trace_duration": "trace_s",
-        "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
-        "/jax/core/compile/backend_compile_duration": "xla_compile_s",
-    }
-
-    def __init__(self):
-        self.active = None
-        jax.monitoring.register_event_duration_secs_listener(self._cb)
-
-    def _cb(self, event, duration, **kw):
-        if self.active is not None and event in self.NAMES:
-            k = self.NAMES[event]
-            self.active[k] = self.active.get(k, 0.0) + duration
-
-    def first_call(self, fn, *args):
-        self.active = {}
-        t0 = time.perf_counter()
-        out = jax.block_until_ready(fn(*args))
-        dt = time.perf_counter() - t0
-        stages, self.active = self.active, None
-        return dt, stages, out
-
-
-def _stats(xs, scale=1e6):
-    xs = sorted(x * scale for x in xs)
-    return {"median": statistics.median(xs), "min": xs[0], "max": xs[-1], "rounds": len(xs)}
-
-
-def calibrate(fn, min_time):
-    """Number of calls so that one timed loop takes >= ``min_time`` seconds."""
-    t0 = time.perf_counter()
-    fn()
-    t1 = time.perf_counter() - t0
-    n = max(1, int(np.ceil(min_time / max(t1, 1e-7))))
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        dt = time.perf_counter() - t0
-        if dt >= min_time:
-            return n
-        n = max(n + 1, int(np.ceil(n * 1.2 * min_time / max(dt, 1e-9))))
-
-
-def interleave(entries: dict, rounds: int, min_time: float, seed: int = 0) -> dict:
-    """``entries[name] = (fn, divisor)``; per round (shuffled order) time a loop of ``n`` calls
-    (``n`` calibrated for >= ``min_time`` s; ``min_time = 0`` means one call) and keep
-    loop / (n · divisor). Microsecond stats."""
-    ns = {k: (calibrate(fn, min_time) if min_time > 0 else 1) for k, (fn, _) in entries.items()}
-    samples = {k: [] for k in entries}
-    rng = random.Random(seed)
-    for _ in range(rounds):
-        order = list(entries)
-        rng.shuffle(order)
-        for k in order:
-            fn, div = entries[k]
-            n = ns[k]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            samples[k].append((time.perf_counter() - t0) / (n * div))
-    out = {k: _stats(v) for k, v in samples.items()}
-    for k in out:
-        out[k]["calls_per_round"] = ns[k]
-    return out
-
-
-def loadavg():
-    try:
-        return list(os.getloadavg())
-    except OSError:
-        return None
-
-
-def machine_info():
-    cpu = platform.processor()
-    try:
-        for ln in open("/proc/cpuinfo"):
-            if ln.startswith("model name"):
-                cpu = ln.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    vers = {"python": platform.python_version(), "jax": jax.__version__, "numpy": np.__version__}
-    for mod in ("jaxlib", "equinox", "diffrax", "mujoco"):
-        try:
-            vers[mod] = __import__(mod).__version__
-        except Exception as e:
-            vers[mod] = f"unavailable: {e!r}"
-    try:
-        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "diffsim"], capture_output=True, text=True).stdout.strip()
-    except Exception:
-        rev, dirty = "?", ""
-    return {"cpu": cpu, "nproc": os.cpu_count(), "platform": platform.platform(), "versions": vers,
-            "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
-            "git": rev + ("+dirty(diffsim)" if dirty else ""), "jax_devices": [str(d) for d in jax.devices()]}
 
 
 def block(tr):
@@ -849,7 +741,7 @@ def main():
     args = ARGS
     res = {"meta": {"load_average_start": loadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
                     "argv": sys.argv[1:], "args": {k: (sorted(v) if isinstance(v, set) else v) for k, v in vars(args).items()}}}
-    res["meta"].update(machine_info())
+    res["meta"].update(machine_info(modules=("jaxlib", "equinox", "diffrax", "mujoco")))
     ev = CompileEvents()
     t0 = time.perf_counter()
     if "s1" not in args.skip:

@@ -33,10 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import random
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -86,118 +82,12 @@ import diffsim as ds  # noqa: E402
 from diffsim.beams import euler_bernoulli_modes  # noqa: E402
 from diffsim.flexible import forward_dynamics_flexible, forward_dynamics_mm  # noqa: E402
 
+sys.path.insert(0, str(HERE))  # the shared benchmark helpers (benchmarks/harness.py)
+from harness import CompileEvents, interleave, loadavg, machine_info  # noqa: E402
+
 PATHS = {"sweep": forward_dynamics_flexible, "mm": forward_dynamics_mm}
 BEAM = dict(L=1.0, mu=1.0, EI_z=100.0, n_quad=8)
 GRAVITY = (0.0, -9.81, 0.0)
-
-
-# ======================================================================================
-# harness (as bench_s0.py)
-# ======================================================================================
-
-class CompileEvents:
-    """Collects JAX's own compile-stage durations (trace, lowering to MLIR, XLA compile)."""
-
-    NAMES = {
-        "/jax/core/compile/jaxpr_trace_duration": "trace_s",
-        "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
-        "/jax/core/compile/backend_compile_duration": "xla_compile_s",
-    }
-
-    def __init__(self):
-        self.active = None
-        jax.monitoring.register_event_duration_secs_listener(self._cb)
-
-    def _cb(self, event, duration, **kw):
-        if self.active is not None and event in self.NAMES:
-            k = self.NAMES[event]
-            self.active[k] = self.active.get(k, 0.0) + duration
-
-    def first_call(self, fn, *args):
-        self.active = {}
-        t0 = time.perf_counter()
-        out = jax.block_until_ready(fn(*args))
-        dt = time.perf_counter() - t0
-        stages, self.active = self.active, None
-        return dt, stages, out
-
-
-def _stats(xs, scale=1e6):
-    xs = sorted(x * scale for x in xs)
-    return {"median": statistics.median(xs), "min": xs[0], "max": xs[-1], "rounds": len(xs)}
-
-
-def calibrate(fn, min_time):
-    """Number of calls so that one timed loop takes >= ``min_time`` seconds."""
-    t0 = time.perf_counter()
-    fn()
-    t1 = time.perf_counter() - t0
-    n = max(1, int(np.ceil(min_time / max(t1, 1e-7))))
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        dt = time.perf_counter() - t0
-        if dt >= min_time:
-            return n
-        n = max(n + 1, int(np.ceil(n * 1.2 * min_time / max(dt, 1e-9))))
-
-
-def interleave(entries: dict, rounds: int, min_time: float, seed: int = 0) -> dict:
-    """``entries[name] = (fn, divisor)``; per round (shuffled order) time a loop of ``n`` calls
-    (``n`` calibrated for >= ``min_time`` s) and keep loop / (n · divisor). Microsecond stats."""
-    ns = {k: calibrate(fn, min_time) for k, (fn, _) in entries.items()}
-    samples = {k: [] for k in entries}
-    rng = random.Random(seed)
-    for _ in range(rounds):
-        order = list(entries)
-        rng.shuffle(order)
-        for k in order:
-            fn, div = entries[k]
-            n = ns[k]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            samples[k].append((time.perf_counter() - t0) / (n * div))
-    out = {k: _stats(v) for k, v in samples.items()}
-    for k in out:
-        out[k]["calls_per_round"] = ns[k]
-    return out
-
-
-def loadavg():
-    try:
-        return list(os.getloadavg())
-    except OSError:
-        return None
-
-
-def machine_info():
-    cpu = platform.processor()
-    try:
-        for ln in open("/proc/cpuinfo"):
-            if ln.startswith("model name"):
-                cpu = ln.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    vers = {"python": platform.python_version(), "jax": jax.__version__, "numpy": np.__version__}
-    try:
-        vers["jaxlib"] = __import__("jaxlib").__version__
-    except Exception:
-        pass
-    try:
-        vers["equinox"] = __import__("equinox").__version__
-    except Exception:
-        pass
-    try:
-        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "diffsim"], capture_output=True, text=True).stdout.strip()
-    except Exception:
-        rev, dirty = "?", ""
-    return {"cpu": cpu, "nproc": os.cpu_count(), "platform": platform.platform(), "versions": vers,
-            "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
-            "git": rev + ("+dirty(diffsim)" if dirty else ""), "jax_devices": [str(d) for d in jax.devices()]}
 
 
 # ======================================================================================
@@ -265,7 +155,7 @@ def bench(args) -> dict:
                     "chain": "serial, revolute joints alternating about z and y, children at the parent's "
                              "deformed end; modes_y = euler_bernoulli_modes('cf', m)",
                     "state": "q_joint ~ U(-pi, pi), q_modal ~ 0.02 N(0,1), v ~ 0.5 N(0,1), tau ~ N(0,1)"}}
-    res["meta"].update(machine_info())
+    res["meta"].update(machine_info(optional_modules=("jaxlib", "equinox")))
     ev = CompileEvents()
     t_start = time.perf_counter()
     rows = []

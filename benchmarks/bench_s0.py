@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -90,6 +89,9 @@ import diffsim as ds  # noqa: E402
 from diffsim.dynamics import configuration as _cfg  # noqa: E402
 from diffsim.scenarios import seed000  # noqa: E402
 
+sys.path.insert(0, str(HERE))  # the shared benchmark helpers (benchmarks/harness.py)
+from harness import CompileEvents, loadavg, machine_info  # noqa: E402
+
 # ``ds.integrate`` is shadowed by the ``diffsim.integrate`` subpackage in ``diffsim/__init__``,
 # so the configuration-manifold functions are taken from their module.
 integrate_q = _cfg.integrate
@@ -98,6 +100,8 @@ XML = seed000.DATA
 FOLLOWER = (("a1tip", "a1j2", (1.0, -1.0, 1.0)), ("a2tip", "a2j2", (2.0, -2.0, -2.0)))
 SITE_IN_LINK2 = np.array([0.0, 0.0, 1.0])  # a1tip / a2tip in the link-2 frame (the MJCF)
 DT = 1e-3
+# library versions recorded in the meta block (machine_info)
+VERSIONS_REPORTED = dict(modules=("mujoco", "pinocchio", "equinox", "diffrax"), distributions=("mujoco-mjx",))
 
 
 # ======================================================================================
@@ -136,34 +140,6 @@ def interleave(entries: dict, rounds: int, seed: int = 0) -> dict:
     return {k: _stats(v) for k, v in samples.items()}
 
 
-class CompileEvents:
-    """Collects JAX's own compile-stage durations (trace, lowering to MLIR, XLA compile)."""
-
-    NAMES = {
-        "/jax/core/compile/jaxpr_trace_duration": "trace_s",
-        "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_s",
-        "/jax/core/compile/backend_compile_duration": "xla_compile_s",
-    }
-
-    def __init__(self):
-        self.active = None
-        jax.monitoring.register_event_duration_secs_listener(self._cb)
-
-    def _cb(self, event, duration, **kw):
-        if self.active is not None and event in self.NAMES:
-            k = self.NAMES[event]
-            self.active[k] = self.active.get(k, 0.0) + duration
-
-    def first_call(self, fn, *args):
-        """Time the first call of a fresh jitted ``fn``; returns (seconds, stage breakdown, out)."""
-        self.active = {}
-        t0 = time.perf_counter()
-        out = jax.block_until_ready(fn(*args))
-        dt = time.perf_counter() - t0
-        stages, self.active = self.active, None
-        return dt, stages, out
-
-
 def hlo_stats(compiled) -> dict:
     txt = compiled.as_text()
     lines = [ln for ln in txt.splitlines() if " = " in ln and not ln.lstrip().startswith(("ROOT %", "HloModule"))]
@@ -183,44 +159,6 @@ def hlo_stats(compiled) -> dict:
     except Exception as e:  # pragma: no cover - backend dependent
         out["cost_analysis_error"] = repr(e)
     return out
-
-
-def loadavg():
-    try:
-        return list(os.getloadavg())
-    except OSError:
-        return None
-
-
-def machine_info():
-    cpu = platform.processor()
-    try:
-        for ln in open("/proc/cpuinfo"):
-            if ln.startswith("model name"):
-                cpu = ln.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    vers = {"python": platform.python_version(), "jax": jax.__version__, "numpy": np.__version__}
-    for mod in ("mujoco", "pinocchio", "equinox", "diffrax"):
-        try:
-            vers[mod] = __import__(mod).__version__
-        except Exception as e:
-            vers[mod] = f"unavailable: {e!r}"
-    try:
-        from importlib.metadata import version
-
-        vers["mujoco-mjx"] = version("mujoco-mjx")
-    except Exception:
-        pass
-    try:
-        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "diffsim"], capture_output=True, text=True).stdout.strip()
-    except Exception:
-        rev, dirty = "?", ""
-    return {"cpu": cpu, "nproc": os.cpu_count(), "platform": platform.platform(), "versions": vers,
-            "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
-            "git": rev + ("+dirty(diffsim)" if dirty else ""), "jax_devices": [str(d) for d in jax.devices()]}
 
 
 # ======================================================================================
@@ -421,7 +359,7 @@ def bench(args) -> dict:
     res: dict = {"meta": {"load_average_start": loadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
                           "mode": "quick" if quick else "full", "steps": steps, "dt": DT, "rounds": rounds,
                           "batches": batches, "dtype": "float64", "device": "cpu"}}
-    res["meta"].update(machine_info())
+    res["meta"].update(machine_info(**VERSIONS_REPORTED))
     notes = res["notes"] = []
     t_start = time.perf_counter()
     ev = CompileEvents()
@@ -881,7 +819,7 @@ def throughput(args) -> dict:
     rounds = args.rounds or 7
     res = {"meta": {"load_average_start": loadavg(), "mode": "throughput", "device": str(dev), "dtype": args.dtype,
                     "batch": B, "started": time.strftime("%Y-%m-%d %H:%M:%S")}}
-    res["meta"].update(machine_info())
+    res["meta"].update(machine_info(**VERSIONS_REPORTED))
     ev = CompileEvents()
     t0 = time.perf_counter()
     with jax.default_device(dev):
