@@ -274,6 +274,28 @@ def test_smooth_formulation_gradients_match_finite_differences():
         np.testing.assert_allclose(g[i], fd, rtol=1e-5)
 
 
+@pytest.mark.parametrize("law", ["ambrosio", "smooth-coulomb", "coulomb-viscous", "stribeck"])
+def test_no_nan_gradients_at_contact_onset_and_zero_slip(law):
+    """d(Q, powers)/d(q, v, law constants) stay finite exactly at Δ = 0 and at zero slip."""
+    m = ball_model()
+    params = {"ambrosio": dict(mu_k=0.3), "smooth-coulomb": dict(mu_k=0.3, width=1e-3),
+              "coulomb-viscous": dict(mu_k=0.3, viscous=1.0, width=1e-3),
+              "stribeck": dict(mu_k=0.3, mu_s=0.5, v_s=0.01)}[law]
+
+    def total(q, v, K, c_r):
+        c = ds.contacts(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
+                        normal=ds.normal_law("hu-guo", K=K, c_r=c_r), friction=ds.friction_law(law, **params))
+        cf = c.forces(m, q, v, jnp.array([1.5]))
+        return jnp.sum(cf.Q) + cf.power_n + cf.power_t
+
+    grad = jax.jit(jax.grad(total, argnums=(0, 1, 2, 3)))
+    for z, vz in ((0.1, -1.0), (0.0999, 0.0), (0.1, 0.0)):  # onset; in contact at rest; both
+        q = jnp.array([0.0, 0.0, z, 1, 0, 0, 0])
+        v = jnp.array([0.0, 0.0, vz, 0.0, 0.0, 0.0])  # zero slip
+        for g in grad(q, v, 1e7, 0.8):
+            assert np.all(np.isfinite(np.asarray(g))), (law, z, vz)
+
+
 def test_joint_friction_uses_the_contact_laws():
     """Joint friction with a contact friction law (unit normal force: μ are torques)."""
     b = ds.ModelBuilder(gravity=(0, 0, 0))
