@@ -111,6 +111,10 @@ class ContactGeometry(eqx.Module):
         R, p = self._frames(model, q)
         return p + jnp.einsum("kij,kj->ki", R, self.pos)
 
+    def penetration(self, model: Model, q):
+        """Penetration ``Δ`` [nc] of every pair (positions only)."""
+        return self._pair_frame(self.centres(model, q))[1]
+
     def _pair_frame(self, c):
         """Per pair: unit normal ``n`` (from B towards A), penetration ``Δ`` and the contact
         points' offsets from the centres of A and B (world)."""

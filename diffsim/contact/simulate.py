@@ -137,7 +137,8 @@ def simulate_contact(
     def cond(k):
         def fn(t, y, args, **kw):
             q, v = y[0], y[1]
-            d = _delta(contact, model, normalize(model, q), k)
+            # all pairs' Δ (one kinematics pass; XLA merges the identical passes of the conds)
+            d = contact.geometry.penetration(model, normalize(model, q))[k]
             # args[-1] = (memory, phase); in the default float dtype, which diffrax's event
             # root find mixes with Python floats (a float32 model under x64 would not match)
             return jnp.where(args[-1][1][k], -d, d).astype(jnp.result_type(float))
@@ -266,13 +267,3 @@ def simulate_contact(
 
 def _concrete(*xs):
     return not any(isinstance(x, jax.core.Tracer) for x in xs)
-
-
-def _delta(contact: Contact, model, q, k):
-    """Penetration of pair ``k`` (positions only)."""
-    g = contact.geometry
-    c = g.centres(model, q)
-    kind, a, b = g.pairs[k]
-    if kind == "plane":
-        return g.radius[a] - (c[a] @ g.plane_normal[b] - g.plane_offset[b])
-    return g.radius[a] + g.radius[b] - jnp.linalg.norm(c[a] - c[b])
