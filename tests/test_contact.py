@@ -227,27 +227,6 @@ def test_work_energy_balance_with_friction(drop):
     assert float(jnp.max(jnp.abs(err))) < 1e-6  # percent; rtol 1e-11
 
 
-def test_vmap_over_drop_heights_equals_loop():
-    """vmap of the event loop equals the loop, element by element, including an element that
-    runs out of events (a low drop bounces more than max_events times: status MAX_EVENTS)."""
-    m = ball_model()
-    c = _ball_contact(m)
-    hs = jnp.array([0.13, 0.8, 1.1])
-
-    def q0(h):
-        return jnp.array([0.0, 0.0, 0.0, 1, 0, 0, 0]).at[2].set(h)
-
-    v0 = jnp.array([0.5, 0.0, 0.0, 0.0, 0.0, 0.0])
-    batched = eqx.filter_jit(jax.vmap(lambda h: _drop.__wrapped__(m, c, q0(h), v0)))(hs)
-    for k, h in enumerate(hs):
-        tr = _drop(m, c, q0(h), v0)
-        assert int(batched.result[k]) == int(tr.result)
-        np.testing.assert_allclose(batched.q[k], tr.q, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(batched.contact.event_t[k], tr.contact.event_t, rtol=0, atol=1e-12)
-    assert int(batched.result[0]) == int(ds.Status.MAX_EVENTS)
-    assert np.all(np.asarray(batched.result[1:]) == int(ds.Status.SUCCESS))
-
-
 def test_smooth_formulation_gradients_match_finite_differences():
     """Smooth formulation (softplus onset, tanh friction, memory state): reverse-mode gradients of
     a bouncing-sphere trajectory loss w.r.t. K, c_r and μ_k match central differences."""
