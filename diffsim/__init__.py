@@ -51,3 +51,5 @@ from .contact import contact as contacts
 from .flexible import FlexBody, beam
 from .loads import Loads, PointForce, TimeSeries, point_force, site_force
 from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco
+from . import complementarity
+from .complementarity import LCPError, LCPStatus, LCPTrajectory, RigidContact, lemke, rigid_contacts, simulate_lcp

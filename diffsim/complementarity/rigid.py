@@ -1,0 +1,267 @@
+"""Rigid unilateral contact with Coulomb friction (static = kinetic coefficient μ), written as
+linear complementarity problems at the acceleration level (seed 002 §3; Glocker & Pfeiffer 1993)
+and at the velocity level (Stewart & Trinkle 1996; Anitescu & Potra 1997).
+
+Contacts are points or spheres on bodies against planes, resolved by
+:func:`diffsim.contact.contact_geometry` (the compliant-contact geometry; sphere–sphere pairs are
+not supported here). Per contact ``k`` with plane normal ``n_k``: the gap ``g_N = −Δ``, the
+relative velocity of the contact points ``u = J_u(q) v + u₀`` and the rates ``ġ_N = nᵀu``,
+``ġ_T = tᵀu``.
+
+**Planar formulation** (seed 002 eqs 9–20, the paper's method). With the friction margins
+``λ_T0^± = μλ_N ± λ_T`` and the tangential acceleration split ``g̈_T = g̈_T⁺ − g̈_T⁻``, a closed,
+sticking contact satisfies the three complementarity pairs
+
+    g̈_N ≥ 0 ⊥ λ_N ≥ 0,    λ_T0⁺ ≥ 0 ⊥ g̈_T⁺ ≥ 0,    g̈_T⁻ ≥ 0 ⊥ λ_T0⁻ ≥ 0,
+
+i.e. ``w = (g̈_N, λ_T0⁺, g̈_T⁻)``, ``z = (λ_N, g̈_T⁺, λ_T0⁻)``, ``λ_T = μλ_N − λ_T0⁻``. A sliding
+contact (``ġ_T ≠ 0``) keeps only the normal pair with ``λ_T = −μ sgn(ġ_T) λ_N``; an open contact
+none. The tangent ``t = n × e_plane`` lies in the plane of motion (normal ``e_plane``).
+
+**Polyhedral formulation** (spatial; Stewart & Trinkle). The friction cone is replaced by
+``n_d`` directions ``d_j`` in the tangent plane, ``F_T = Σ β_j d_j``; a closed, sticking
+contact satisfies
+
+    g̈_N ≥ 0 ⊥ λ_N ≥ 0,    γ + d_jᵀü ≥ 0 ⊥ β_j ≥ 0,    μλ_N − Σβ_j ≥ 0 ⊥ γ ≥ 0
+
+(``γ`` is the magnitude of the sliding acceleration); a sliding contact has
+``F_T = −μλ_N ŝ`` along its slip direction ``ŝ``.
+
+Both are assembled in one form: the unknowns ``z`` act on the system as generalised forces
+``B z``, and ``w = E v̇ + e + F z + c`` with ``M v̇ = τ − h + B z``, so that
+
+    w = (E M⁻¹ B + F) z + (E a_free + e + c),     a_free = M⁻¹(τ − h)
+
+(unused slots are identity rows, ``w = z + 1``, hence ``z = 0``). At the velocity level the same
+blocks hold with impulses for forces and ``v⁺`` for ``v̇`` (:mod:`.timestepping`).
+
+**Where the acceleration-level problem has no solution (Painlevé).** With friction the LCP
+matrix need not be copositive-plus, and for large μ with a sliding contact the normal
+coefficient ``W_N M⁻¹(W_N − μ s W_T)ᵀ`` can turn negative: then no contact force (or several)
+is consistent with rigid bodies (Painlevé's paradox). Lemke reports it as ``RAY`` (or
+``MAX_PIVOTS``); the acceleration-level simulation stops there with that status and NaN state
+rather than guessing. The velocity-level (impulsive) formulation always has a solution
+(Anitescu & Potra), which is why it is the robust choice with impacts.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..contact.geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry
+from ..dynamics.configuration import configuration_rate
+from ..model.model import Model
+
+FORMULATIONS = ("planar", "polyhedral")
+
+#: contact modes reported per contact and step
+OPEN, STICK, SLIDE = 0, 1, 2
+
+
+class ContactKinematics(eqx.Module):
+    """Per contact: gap ``g`` [nc], normal rate ``g_dot`` [nc], tangential rates ``s_dot``
+    [nc, m] along the formulation's tangent directions, rows ``W_N`` [nc, nv] and ``W_T``
+    [nc, m, nv] (``ġ = W v + ġ₀``), the velocity offsets ``g0_N``, ``g0_T`` (moving planes) and the
+    drifts ``dW_N v``, ``dW_T v`` (``g̈ = W v̇ + drift``); ``slip`` [nc, 3] the slip velocity."""
+
+    g: jax.Array
+    g_dot: jax.Array
+    s_dot: jax.Array
+    W_N: jax.Array
+    W_T: jax.Array
+    g0_N: jax.Array
+    g0_T: jax.Array
+    drift_N: jax.Array
+    drift_T: jax.Array
+    slip: jax.Array
+
+
+class RigidContact(eqx.Module):
+    """Rigid contacts of a model (build with :func:`rigid_contacts`)."""
+
+    geometry: ContactGeometry
+    mu: jax.Array  # [nc]
+    restitution: jax.Array  # [nc], velocity level and impacts
+    directions: jax.Array  # [nc, m, 3]: planar m = 1 (t); polyhedral m = n_d (d_j)
+    formulation: str = eqx.field(static=True)
+    stick_tol: float = eqx.field(static=True, default=1e-6)
+
+    @property
+    def nc(self) -> int:
+        return self.geometry.n_pairs
+
+    @property
+    def slots(self) -> int:
+        """LCP unknowns per contact."""
+        return 3 if self.formulation == "planar" else self.directions.shape[1] + 2
+
+    # ---- kinematics -----------------------------------------------------------------------
+    def kinematics(self, model: Model, q, v) -> ContactKinematics:
+        """Gaps, rates, Jacobian rows and drift terms (one JVP in q, one Jacobian in v)."""
+        geom = self.geometry
+        n = geom.plane_normal[np.array([b for _, _, b in geom.pairs], dtype=np.int32)]
+        D = self.directions
+
+        def rates(qq, vv):
+            delta, _, _, _, u, _ = geom.evaluate(model, qq, vv)
+            return u, -delta
+
+        (u, g), (du, _) = jax.jvp(lambda qq: rates(qq, v), (q,), (configuration_rate(model, q, v),))
+        Ju = jax.jacfwd(lambda vv: rates(q, vv)[0])(v)  # [nc, 3, nv]
+        u0 = u - jnp.einsum("kiv,v->ki", Ju, v)
+        W_N = jnp.einsum("ki,kiv->kv", n, Ju)
+        W_T = jnp.einsum("kmi,kiv->kmv", D, Ju)
+        un = jnp.sum(n * u, -1)
+        return ContactKinematics(
+            g=g,
+            g_dot=un,
+            s_dot=jnp.einsum("kmi,ki->km", D, u),
+            W_N=W_N,
+            W_T=W_T,
+            g0_N=jnp.sum(n * u0, -1),
+            g0_T=jnp.einsum("kmi,ki->km", D, u0),
+            drift_N=jnp.sum(n * du, -1),
+            drift_T=jnp.einsum("kmi,ki->km", D, du),
+            slip=u - un[:, None] * n,
+        )
+
+    # ---- LCP blocks -----------------------------------------------------------------------
+    def blocks(self, closed, stick, slide_dir):
+        """The LCP structure for contact modes ``closed``, ``stick`` [nc] (booleans) and the unit
+        slip direction ``slide_dir`` (:meth:`slide_direction`) of sliding contacts.
+
+        Returns ``(P, S, F, c)``: with the stacked contact rows ``W = [W_N; W_T]`` (``nc + nc·m``
+        rows) the contact forces are ``λ = P z`` (generalised force ``Wᵀλ``), the measured rows
+        of ``w`` are ``S (W v̇ + drift)`` and ``w = S(...) + F z + c``; so the LCP matrix is
+        ``S G P + F`` with the Delassus matrix ``G = W M⁻¹ Wᵀ``."""
+        nc, s = self.nc, self.slots
+        m = self.directions.shape[1]
+        dtype = self.mu.dtype
+        nl = nc + nc * m
+        P = jnp.zeros((nl, s * nc), dtype)
+        S = jnp.zeros((s * nc, nl), dtype)
+        F = jnp.zeros((s * nc, s * nc), dtype)
+        c = jnp.zeros(s * nc, dtype)
+        one = jnp.asarray(1.0, dtype)
+        for k in range(nc):
+            cl, st = closed[k], closed[k] & stick[k]
+            mu = self.mu[k]
+            r0, tk = s * k, nc + m * k  # first slot of contact k, its first tangent row
+            P = P.at[k, r0].set(jnp.where(cl, one, 0.0))
+            S = S.at[r0, k].set(jnp.where(cl, one, 0.0))
+            if self.formulation == "planar":
+                # z = (λ_N, g̈_T⁺, λ_T0⁻), w = (g̈_N, λ_T0⁺, g̈_T⁻); λ_T = μλ_N − λ_T0⁻ or −μ sgn λ_N
+                P = P.at[tk, r0].set(jnp.where(st, mu, jnp.where(cl, -mu * slide_dir[k, 0], 0.0)))
+                P = P.at[tk, r0 + 2].set(jnp.where(st, -one, 0.0))
+                S = S.at[r0 + 2, tk].set(jnp.where(st, -one, 0.0))
+                F = F.at[r0 + 1, r0].set(jnp.where(st, 2.0 * mu, 0.0))
+                F = F.at[r0 + 1, r0 + 2].set(jnp.where(st, -one, 0.0))
+                F = F.at[r0 + 2, r0 + 1].set(jnp.where(st, one, 0.0))
+                free = [r0 + 1, r0 + 2]
+            else:
+                # z = (λ_N, β_1..β_nd, γ), w = (g̈_N, γ + d_jᵀü, μλ_N − Σβ)
+                nd = m
+                for j in range(nd):
+                    P = P.at[tk + j, r0 + 1 + j].set(jnp.where(st, one, 0.0))
+                    S = S.at[r0 + 1 + j, tk + j].set(jnp.where(st, one, 0.0))
+                    F = F.at[r0 + 1 + j, r0 + 1 + nd].set(jnp.where(st, one, 0.0))
+                    F = F.at[r0 + 1 + nd, r0 + 1 + j].set(jnp.where(st, -one, 0.0))
+                F = F.at[r0 + 1 + nd, r0].set(jnp.where(st, mu, 0.0))
+                # sliding: F_T = −μ λ_N ŝ with ŝ = a d_0 + b d_{nd/4}
+                sl = cl & ~st
+                P = P.at[tk, r0].set(jnp.where(sl, -mu * slide_dir[k, 0], 0.0))
+                P = P.at[tk + nd // 4, r0].set(jnp.where(sl, -mu * slide_dir[k, 1], 0.0))
+                free = list(range(r0 + 1, r0 + s))
+            # unused slots: w = z + 1 ⇒ z = 0 (the normal slot when open, friction slots unless sticking)
+            F = F.at[r0, r0].set(jnp.where(cl, 0.0, one))
+            c = c.at[r0].set(jnp.where(cl, 0.0, one))
+            for r in free:
+                F = F.at[r, r].add(jnp.where(st, 0.0, one))
+                c = c.at[r].set(jnp.where(st, 0.0, one))
+        return P, S, F, c
+
+    def stacked_rows(self, kin: ContactKinematics):
+        """``W = [W_N; W_T]`` [nc + nc·m, nv] and the matching drifts and velocity offsets."""
+        nc, m = self.nc, self.directions.shape[1]
+        W = jnp.concatenate([kin.W_N, kin.W_T.reshape(nc * m, -1)])
+        drift = jnp.concatenate([kin.drift_N, kin.drift_T.reshape(-1)])
+        g0 = jnp.concatenate([kin.g0_N, kin.g0_T.reshape(-1)])
+        return W, drift, g0
+
+    def split(self, lam):
+        """``λ = P z`` → normal forces [nc] and world friction forces [nc, 3]."""
+        nc, m = self.nc, self.directions.shape[1]
+        lam_n = lam[:nc]
+        F_t = jnp.einsum("km,kmi->ki", lam[nc:].reshape(nc, m), self.directions)
+        return lam_n, F_t
+
+    def slide_direction(self, kin: ContactKinematics):
+        """Unit slip direction: planar ``sgn(ġ_T)`` [nc, 1]; polyhedral the unit slip in the
+        ``(d_0, d_{nd/4})`` basis [nc, 2]."""
+        if self.formulation == "planar":
+            return jnp.sign(kin.s_dot)
+        nd = self.directions.shape[1]
+        s = jnp.stack([kin.s_dot[:, 0], kin.s_dot[:, nd // 4]], axis=1)
+        nrm = jnp.sqrt(jnp.sum(s * s, -1, keepdims=True))
+        return jnp.where(nrm > 0, s / jnp.where(nrm > 0, nrm, 1.0), 0.0)
+
+
+def rigid_contacts(
+    model: Model,
+    points: Sequence[ContactPoint],
+    planes: Sequence[Plane],
+    *,
+    mu=0.0,
+    restitution=0.0,
+    formulation: str = "planar",
+    plane_of_motion=(0.0, 0.0, 1.0),
+    n_directions: int = 8,
+    stick_tol: float = 1e-6,
+) -> RigidContact:
+    """Rigid unilateral contacts of ``points`` against ``planes`` with Coulomb friction ``mu``
+    (scalar or one per contact pair) and Newton restitution ``restitution`` (used by the
+    velocity-level stepper and at impacts).
+
+    ``formulation='planar'`` (seed 002's LCP; the model moves in the plane with normal
+    ``plane_of_motion``) or ``'polyhedral'`` (spatial, ``n_directions`` friction directions, a
+    multiple of 4). ``stick_tol`` [m/s]: a closed contact slipping slower than this is treated
+    as sticking at the acceleration level."""
+    if formulation not in FORMULATIONS:
+        raise ContactError(f"unknown rigid contact formulation {formulation!r}; choose one of {FORMULATIONS}")
+    if not planes:
+        raise ContactError("rigid contacts need at least one plane (sphere–sphere pairs are not supported)")
+    geom = contact_geometry(model, points, planes)
+    nc = geom.n_pairs
+    dtype = model.dtype
+    mu = jnp.broadcast_to(jnp.asarray(mu, dtype), (nc,))
+    e = jnp.broadcast_to(jnp.asarray(restitution, dtype), (nc,))
+    for name, x, lo, hi in (("friction coefficient mu", mu, 0.0, np.inf), ("restitution", e, 0.0, 1.0)):
+        try:
+            xv = np.asarray(x)
+        except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+            continue
+        if not np.all(np.isfinite(xv)) or np.any(xv < lo) or np.any(xv > hi):
+            raise ContactError(f"{name} must be in [{lo}, {hi}], got {xv.tolist()}")
+    n = geom.plane_normal[np.array([b for _, _, b in geom.pairs], dtype=np.int32)]
+    if formulation == "planar":
+        ez = jnp.asarray(plane_of_motion, dtype)
+        t = jnp.cross(n, ez)
+        tn = jnp.linalg.norm(t, axis=-1, keepdims=True)
+        if np.any(np.asarray(tn) < 1e-12):
+            raise ContactError("planar contact: a plane normal is parallel to the normal of the plane of motion")
+        D = (t / tn)[:, None, :]
+    else:
+        if n_directions < 4 or n_directions % 4:
+            raise ContactError(f"n_directions must be a positive multiple of 4, got {n_directions}")
+        a = jnp.where(jnp.abs(n[:, 0:1]) < 0.9, jnp.array([1.0, 0.0, 0.0], dtype), jnp.array([0.0, 1.0, 0.0], dtype))
+        t1 = a - jnp.sum(a * n, -1, keepdims=True) * n
+        t1 = t1 / jnp.linalg.norm(t1, axis=-1, keepdims=True)
+        t2 = jnp.cross(n, t1)
+        ang = 2 * np.pi * np.arange(n_directions) / n_directions
+        D = np.cos(ang)[None, :, None] * t1[:, None, :] + np.sin(ang)[None, :, None] * t2[:, None, :]
+    return RigidContact(geometry=geom, mu=mu, restitution=e, directions=jnp.asarray(D, dtype), formulation=formulation, stick_tol=float(stick_tol))
