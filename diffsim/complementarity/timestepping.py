@@ -122,7 +122,8 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         kin = jax.lax.cond(any_impact, lambda: rc.kinematics(model, q, v), lambda: kin)
         W, drift, _ = rc.stacked_rows(kin)
         a_free = jax.lax.cond(any_impact, lambda: forward_dynamics(model, q, v, tau), lambda: a_free)
-        closed = (kin.g <= gap_tol) & (kin.g_dot <= v_tol)
+        # closed: touching or sunk in; whether it separates is the LCP's outcome (λ_N = 0, g̈_N > bound)
+        closed = kin.g <= gap_tol
         slide_dir = rc.slide_direction(kin)
         slip_mag = jnp.max(jnp.abs(kin.s_dot), -1)
         stick = slip_mag <= v_tol

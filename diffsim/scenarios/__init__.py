@@ -9,10 +9,11 @@ from __future__ import annotations
 from .base import Scenario, parse_overrides, run_scenario
 from .seed000 import SEED000
 from .seed001 import SEED001
+from .seed002 import SEED002
 from .seed003 import SEED003
 from .seed004 import SEED004
 from .spinup import SPINUP
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000, SEED001, SEED003, SEED004, SPINUP)}
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000, SEED001, SEED002, SEED003, SEED004, SPINUP)}
 
 __all__ = ["SCENARIOS", "Scenario", "parse_overrides", "run_scenario"]
