@@ -64,7 +64,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 FAMILIES = ("sym", "nonsym")
-SECTIONS = ("lemkelcp", "osqp", "batch", "floor")
+SECTIONS = ("lemkelcp", "osqp", "batch", "floor", "s2")
 TARGET_N, TARGET_BATCH, TARGET_RATE = 8, 1024, 1e5
 
 
@@ -368,6 +368,31 @@ def print_tables(res):
               + (f"  [{tg['note']}]" if tg.get("note") else ""))
 
 
+def bench_s2(ev, args) -> dict:
+    """S2 (seed 002) 5 s at the paper's step 0.01 s, both LCP time-stepping methods: compile
+    (first call) and wall time after compile; real-time factor = 5 s / wall."""
+    from diffsim.scenarios import seed002 as s2
+
+    m = s2.model()
+    rc = s2.contact_model(m)
+    q0, v0 = s2.initial_state(m)
+    yP = s2.plane_height(m)
+    out = {}
+    entries = {}
+    for method in ("acceleration", "velocity"):
+        fn = lambda method=method: s2._simulate(m, rc, q0, v0, yP, 5.0, 0.01, method).q  # noqa: E731
+        first, stages, _ = ev.first_call(fn)
+        out[method] = {"first_call_s": first, "compile_stages_s": stages}
+        entries[method] = (lambda fn=fn: jax.block_until_ready(fn()), 1)
+    t = interleave(entries, rounds=args.rounds, min_time=args.min_time)
+    for method in entries:
+        wall = t[method]["median"] * 1e-6
+        out[method].update(wall_after_compile_s=wall, wall_min_s=t[method]["min"] * 1e-6, steps=500,
+                           us_per_step=wall / 500 * 1e6, real_time_factor=5.0 / wall)
+    out["target_faster_than_real_time"] = {m_: out[m_]["real_time_factor"] > 1.0 for m_ in entries}
+    return out
+
+
 def main():
     args = ARGS
     res = {"meta": {"load_average_start": loadavg(), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -397,6 +422,9 @@ def main():
         for n in args.sizes:
             print(f"{fam} n={n} ...", flush=True)
             res["families"][fam][str(n)] = run_group(fam, n, args, ev, lk_solve)
+    if "s2" not in args.skip:
+        print("S2 seed002-space-contact ...", flush=True)
+        res["s2"] = bench_s2(ev, args)
     g = res["families"].get("sym", {}).get(str(TARGET_N), {}).get("diffsim_batched")
     if g is not None:
         res["targets"] = {"batched_8x8_ge_1e5_solves_per_s": {
@@ -411,6 +439,12 @@ def main():
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
     print_tables(res)
+    if "s2" in res:
+        print("\nS2 seed002-space-contact, 5 s at dt = 0.01 s (500 steps, one Lemke solve per step; impacts add one)")
+        for method in ("acceleration", "velocity"):
+            r = res["s2"][method]
+            print(f"  {method:12s} first call {r['first_call_s']:.2f} s, after compile {r['wall_after_compile_s'] * 1e3:.1f} ms"
+                  f" ({r['us_per_step']:.0f} µs/step), {r['real_time_factor']:.0f}x faster than real time")
     print(f"\nload average {res['meta']['load_average_start']} -> {res['meta']['load_average_end']}")
     print(f"wrote {out}  ({res['meta']['wall_s']:.0f} s)")
 

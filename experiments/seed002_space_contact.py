@@ -64,7 +64,7 @@ def compliant_run(K, t1, rtol=1e-8):
     tip = jax.vmap(lambda q: s2.tip(m, q))(tr.q)
     t_dir = jnp.array([1.0, 0.0, 0.0])
     lam_t = jnp.einsum("tki,i->tk", f.f_t, t_dir)[:, 0] if f.f_t.ndim == 3 else f.f_t[:, 0]
-    return np.asarray(tr.t), np.asarray(f.f_n)[:, 0], np.asarray(lam_t), np.asarray(tip), wall, int(tr.status)
+    return np.asarray(tr.t), np.asarray(f.f_n)[:, 0], np.asarray(lam_t), np.asarray(tip), wall, str(tr.status)
 
 
 def main(argv=None):

@@ -20,7 +20,10 @@ step, is solved as sticking (the LCP then decides stick or the direction of slip
 unknowns are impulses over the step, every contact with ``g_N ≤ gap_tol`` is in the LCP with the
 full friction structure (stick and slip are outcomes, not inputs), and the normal rows ask
 ``ġ_N⁺ ≥ max(e·max(−ġ_N⁻, 0), β·max(−g_N, 0)/h)`` — Newton's restitution on the approach velocity,
-and a position correction for contacts that have sunk in. This LCP always has a solution
+and a position correction for contacts that have sunk in. A contact that carried force in the
+previous step stays in the problem while its gap is below ``keep_tol`` with ``ġ_N⁺ ≥ −g_N/h``
+(it may close the gap, never pull), so that sliding along a curved path does not flicker
+between contact and flight. This LCP always has a solution
 (Anitescu & Potra 1997), so it is the robust choice with many impacts.
 
 Both run in one ``lax.scan`` (jit / vmap / grad through the LCP solutions).
@@ -89,10 +92,12 @@ def _impulse_lcp(rc: RigidContact, kin, active, v_next_free, G, target):
     return P @ z, status
 
 
-def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="acceleration", beta=0.2, gap_tol=1e-9, prev=None):
+def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="acceleration", beta=0.2, gap_tol=1e-9, keep_tol=1e-4,
+             prev=None):
     """One step ``(q, v) → (q⁺, v⁺)``; returns ``(q⁺, v⁺, info)`` with ``info`` the contact
     forces, gaps, slips, modes and the LCP status of the step (see :class:`LCPTrajectory`).
-    ``prev``: ``(mode [nc], slide_dir [nc, ·])`` of the previous step (slip reversal → stick)."""
+    ``prev``: ``(mode [nc], slide_dir [nc, ·])`` of the previous step (slip reversal → stick;
+    velocity level: contacts that carried force stay candidates while ``g ≤ keep_tol`` [m])."""
     nc = rc.nc
     m = rc.directions.shape[1]
     kin = rc.kinematics(model, q, v)
@@ -101,8 +106,14 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
     a_free = forward_dynamics(model, q, v, tau)
     e = rc.restitution
     if method == "velocity":
+        # Moreau–Jean activation (touching or sunk in) — so that an impact meets Newton's law with
+        # its true approach velocity — and, to keep a persistent contact from flickering when the
+        # motion along a curved path lifts it by round-off, a contact that carried force in the
+        # previous step stays a candidate while g ≤ keep_tol, where it may only close the gap
         active = kin.g <= gap_tol
-        target = jnp.maximum(e * jnp.maximum(-kin.g_dot, 0.0), beta * jnp.maximum(-kin.g, 0.0) / h)
+        if prev is not None:
+            active = active | ((prev[0] != OPEN) & (kin.g <= keep_tol))
+        target = jnp.where(kin.g > 0, -kin.g / h, jnp.maximum(e * jnp.maximum(-kin.g_dot, 0.0), beta * jnp.maximum(-kin.g, 0.0) / h))
         lam, status = _impulse_lcp(rc, kin, active, v + h * a_free, G, target)
         v_new = v + h * a_free + MinvWT @ lam
         lam = lam / h
@@ -170,6 +181,7 @@ def simulate_lcp(
     method: str = "acceleration",
     beta: float = 0.2,
     gap_tol: float = 1e-9,
+    keep_tol: float = 1e-4,
     save_every: int = 1,
 ) -> LCPTrajectory:
     """Simulate ``[0, t1]`` with fixed steps ``dt`` and rigid contacts ``contact``
@@ -206,7 +218,8 @@ def simulate_lcp(
         q, v, pmode, pdir, status = carry
         t = k * h
         tau = jnp.asarray(ctrl(t, q, v), dtype)
-        q1, v1, info = lcp_step(model, contact, q, v, tau, h, method=method, beta=beta, gap_tol=gap_tol, prev=(pmode, pdir))
+        q1, v1, info = lcp_step(model, contact, q, v, tau, h, method=method, beta=beta, gap_tol=gap_tol, keep_tol=keep_tol,
+                                prev=(pmode, pdir))
         bad = info["lcp_status"] != int(LCPStatus.SOLVED)
         status = jnp.where((status == 0) & bad, info["lcp_status"], status)
         out = dict(t=t, q=q, v=v, **{k_: info[k_] for k_ in ("lambda_N", "lambda_T", "friction", "gap", "slip", "mode", "lcp_status")})
