@@ -97,8 +97,8 @@ class RigidContact(eqx.Module):
 
     @property
     def slots(self) -> int:
-        """LCP unknowns per contact."""
-        return 3 if self.formulation == "planar" else self.directions.shape[1] + 2
+        """LCP unknowns per contact in the formulation's own structure."""
+        return self.slots_for(None)
 
     # ---- kinematics -----------------------------------------------------------------------
     def kinematics(self, model: Model, q, v) -> ContactKinematics:
@@ -131,16 +131,35 @@ class RigidContact(eqx.Module):
         )
 
     # ---- LCP blocks -----------------------------------------------------------------------
-    def blocks(self, closed, stick, slide_dir):
+    def _directions_map(self, structure):
+        """Friction directions of a Stewart–Trinkle structure as (tangent row, sign) pairs: the
+        polyhedral d_j, or for the planar formulation ±t on its one tangent row."""
+        m = self.directions.shape[1]
+        if self.formulation == "planar":
+            return ((0, 1.0), (0, -1.0)) if structure == "stewart-trinkle" else None
+        return tuple((j, 1.0) for j in range(m))
+
+    def slots_for(self, structure):
+        if self.formulation == "planar" and structure != "stewart-trinkle":
+            return 3
+        return len(self._directions_map("stewart-trinkle")) + 2
+
+    def blocks(self, closed, stick, slide_dir, structure=None):
         """The LCP structure for contact modes ``closed``, ``stick`` [nc] (booleans) and the unit
         slip direction ``slide_dir`` (:meth:`slide_direction`) of sliding contacts.
+
+        ``structure``: ``None`` — the formulation's own (planar: seed 002's three slots);
+        ``'stewart-trinkle'`` — ``z = (λ_N, β_j, γ)`` for every formulation (the planar one with
+        the two directions ±t), the structure that Lemke provably solves at the velocity level
+        (Anitescu & Potra 1997); the impulsive problems use it.
 
         Returns ``(P, S, F, c)``: with the stacked contact rows ``W = [W_N; W_T]`` (``nc + nc·m``
         rows) the contact forces are ``λ = P z`` (generalised force ``Wᵀλ``), the measured rows
         of ``w`` are ``S (W v̇ + drift)`` and ``w = S(...) + F z + c``; so the LCP matrix is
         ``S G P + F`` with the Delassus matrix ``G = W M⁻¹ Wᵀ``."""
-        nc, s = self.nc, self.slots
+        nc, s = self.nc, self.slots_for(structure)
         m = self.directions.shape[1]
+        dmap = self._directions_map(structure)
         dtype = self.mu.dtype
         nl = nc + nc * m
         P = jnp.zeros((nl, s * nc), dtype)
@@ -154,33 +173,34 @@ class RigidContact(eqx.Module):
             r0, tk = s * k, nc + m * k  # first slot of contact k, its first tangent row
             P = P.at[k, r0].set(jnp.where(cl, one, 0.0))
             S = S.at[r0, k].set(jnp.where(cl, one, 0.0))
-            if self.formulation == "planar":
-                # z = (λ_N, g̈_T⁺, λ_T0⁻), w = (g̈_N, λ_T0⁺, g̈_T⁻); λ_T = μλ_N − λ_T0⁻ or −μ sgn λ_N
+            sl = cl & ~st
+            if dmap is None:
+                # seed 002: z = (λ_N, g̈_T⁺, λ_T0⁻), w = (g̈_N, λ_T0⁺, g̈_T⁻); λ_T = μλ_N − λ_T0⁻ or −μ sgn λ_N
                 P = P.at[tk, r0].set(jnp.where(st, mu, jnp.where(cl, -mu * slide_dir[k, 0], 0.0)))
                 P = P.at[tk, r0 + 2].set(jnp.where(st, -one, 0.0))
                 S = S.at[r0 + 2, tk].set(jnp.where(st, -one, 0.0))
                 F = F.at[r0 + 1, r0].set(jnp.where(st, 2.0 * mu, 0.0))
                 F = F.at[r0 + 1, r0 + 2].set(jnp.where(st, -one, 0.0))
                 F = F.at[r0 + 2, r0 + 1].set(jnp.where(st, one, 0.0))
-                free = [r0 + 1, r0 + 2]
             else:
-                # z = (λ_N, β_1..β_nd, γ), w = (g̈_N, γ + d_jᵀü, μλ_N − Σβ)
-                nd = m
-                for j in range(nd):
-                    P = P.at[tk + j, r0 + 1 + j].set(jnp.where(st, one, 0.0))
-                    S = S.at[r0 + 1 + j, tk + j].set(jnp.where(st, one, 0.0))
+                # Stewart–Trinkle: z = (λ_N, β_1..β_nd, γ), w = (g̈_N, γ + d_jᵀü, μλ_N − Σβ)
+                nd = len(dmap)
+                for j, (row, sgn) in enumerate(dmap):
+                    P = P.at[tk + row, r0 + 1 + j].set(jnp.where(st, sgn, 0.0))
+                    S = S.at[r0 + 1 + j, tk + row].set(jnp.where(st, sgn, 0.0))
                     F = F.at[r0 + 1 + j, r0 + 1 + nd].set(jnp.where(st, one, 0.0))
                     F = F.at[r0 + 1 + nd, r0 + 1 + j].set(jnp.where(st, -one, 0.0))
                 F = F.at[r0 + 1 + nd, r0].set(jnp.where(st, mu, 0.0))
-                # sliding: F_T = −μ λ_N ŝ with ŝ = a d_0 + b d_{nd/4}
-                sl = cl & ~st
-                P = P.at[tk, r0].set(jnp.where(sl, -mu * slide_dir[k, 0], 0.0))
-                P = P.at[tk + nd // 4, r0].set(jnp.where(sl, -mu * slide_dir[k, 1], 0.0))
-                free = list(range(r0 + 1, r0 + s))
+                # sliding: F_T = −μ λ_N ŝ (planar: ŝ = sgn ġ_T t; spatial: ŝ = a d_0 + b d_{nd/4})
+                if self.formulation == "planar":
+                    P = P.at[tk, r0].set(jnp.where(sl, -mu * slide_dir[k, 0], 0.0))
+                else:
+                    P = P.at[tk, r0].set(jnp.where(sl, -mu * slide_dir[k, 0], 0.0))
+                    P = P.at[tk + m // 4, r0].set(jnp.where(sl, -mu * slide_dir[k, 1], 0.0))
             # unused slots: w = z + 1 ⇒ z = 0 (the normal slot when open, friction slots unless sticking)
             F = F.at[r0, r0].set(jnp.where(cl, 0.0, one))
             c = c.at[r0].set(jnp.where(cl, 0.0, one))
-            for r in free:
+            for r in range(r0 + 1, r0 + s):
                 F = F.at[r, r].add(jnp.where(st, 0.0, one))
                 c = c.at[r].set(jnp.where(st, 0.0, one))
         return P, S, F, c
@@ -252,7 +272,11 @@ def rigid_contacts(
         ez = jnp.asarray(plane_of_motion, dtype)
         t = jnp.cross(n, ez)
         tn = jnp.linalg.norm(t, axis=-1, keepdims=True)
-        if np.any(np.asarray(tn) < 1e-12):
+        try:
+            parallel = bool(np.any(np.asarray(tn) < 1e-12))
+        except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+            parallel = False  # traced normals (e.g. differentiating w.r.t. the plane): not checkable
+        if parallel:
             raise ContactError("planar contact: a plane normal is parallel to the normal of the plane of motion")
         D = (t / tn)[:, None, :]
     else:

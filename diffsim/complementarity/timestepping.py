@@ -9,17 +9,20 @@ needs that the paper leaves implicit, both documented here:
 * **Impacts.** A contact that closes with an approach velocity cannot be handled by finite
   forces; the velocity jump is the impulsive LCP below with ``h → 0`` (Newton restitution
   ``e``, Coulomb friction on the impulses), applied before the acceleration LCP of that step.
-* **Constraint drift.** The closed-contact rows ask ``g̈_N ≥ −(ġ_N + β g_N / h)/h`` and sticking
-  rows ``g̈_T = −ġ_T/h``: the velocity and position drift of an acceleration-level constraint is
-  removed within one step (``β = 0.2`` by default; Baumgarte-type stabilisation).
+* **Constraint drift.** The closed-contact rows ask ``g̈_N ≥ −(ġ_N + g_N/τ)/h`` and sticking
+  rows ``g̈_T = −ġ_T/h``: the velocity drift of an acceleration-level constraint is removed
+  within one step and a penetration decays at the rate 1/τ, ``τ = max(tau_p, 5h)``
+  (``tau_p = 0.05 s`` by default; Baumgarte-type stabilisation whose forces stay bounded as
+  h → 0).
 
 A closed contact whose slip is below ``stick_tol``, or whose slip has reversed since the last
 step, is solved as sticking (the LCP then decides stick or the direction of slip).
 
 ``method='velocity'`` — Stewart–Trinkle / Anitescu–Potra time stepping (Moreau–Jean type): the
 unknowns are impulses over the step, every contact with ``g_N ≤ gap_tol`` is in the LCP with the
-full friction structure (stick and slip are outcomes, not inputs), and the normal rows ask
-``ġ_N⁺ ≥ max(e·max(−ġ_N⁻, 0), β·max(−g_N, 0)/h)`` — Newton's restitution on the approach velocity,
+full Stewart–Trinkle friction structure (the planar formulation uses the two directions ±t; stick
+and slip are outcomes, not inputs), and the normal rows ask
+``ġ_N⁺ ≥ max(e·max(−ġ_N⁻, 0), max(−g_N, 0)/τ)`` — Newton's restitution on the approach velocity,
 and a position correction for contacts that have sunk in. A contact that carried force in the
 previous step stays in the problem while its gap is below ``keep_tol`` with ``ġ_N⁺ ≥ −g_N/h``
 (it may close the gap, never pull), so that sliding along a curved path does not flicker
@@ -82,7 +85,7 @@ def _impulse_lcp(rc: RigidContact, kin, active, v_next_free, G, target):
     ``ġ_N⁺ − target ≥ 0``, friction rows on ``ġ_T⁺`` (full stick structure for active contacts)."""
     nc = rc.nc
     zeros = jnp.zeros((nc, rc.directions.shape[1]), G.dtype)
-    P, S, F, c = rc.blocks(active, active, zeros)
+    P, S, F, c = rc.blocks(active, active, zeros, structure="stewart-trinkle")
     W, _, g0 = rc.stacked_rows(kin)
     meas = W @ v_next_free + g0
     meas = meas.at[:nc].add(-target)
@@ -92,15 +95,17 @@ def _impulse_lcp(rc: RigidContact, kin, active, v_next_free, G, target):
     return P @ z, status
 
 
-def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="acceleration", beta=0.2, gap_tol=1e-9, keep_tol=1e-4,
+def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="acceleration", tau_p=0.05, gap_tol=1e-9, keep_tol=1e-4,
              prev=None):
     """One step ``(q, v) → (q⁺, v⁺)``; returns ``(q⁺, v⁺, info)`` with ``info`` the contact
     forces, gaps, slips, modes and the LCP status of the step (see :class:`LCPTrajectory`).
     ``prev``: ``(mode [nc], slide_dir [nc, ·])`` of the previous step (slip reversal → stick;
     velocity level: contacts that carried force stay candidates while ``g ≤ keep_tol`` [m])."""
     nc = rc.nc
-    m = rc.directions.shape[1]
     kin = rc.kinematics(model, q, v)
+    # penetration is corrected at the rate 1/τ, τ = max(tau_p, 5h): bounded forces as h → 0,
+    # and never faster than five steps (stability of the explicit update)
+    inv_tau = 1.0 / jnp.maximum(tau_p, 5.0 * h)
     W, drift, _ = rc.stacked_rows(kin)
     G, MinvWT = _delassus(model, q, W)
     a_free = forward_dynamics(model, q, v, tau)
@@ -113,7 +118,7 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         active = kin.g <= gap_tol
         if prev is not None:
             active = active | ((prev[0] != OPEN) & (kin.g <= keep_tol))
-        target = jnp.where(kin.g > 0, -kin.g / h, jnp.maximum(e * jnp.maximum(-kin.g_dot, 0.0), beta * jnp.maximum(-kin.g, 0.0) / h))
+        target = jnp.where(kin.g > 0, -kin.g / h, jnp.maximum(e * jnp.maximum(-kin.g_dot, 0.0), jnp.maximum(-kin.g, 0.0) * inv_tau))
         lam, status = _impulse_lcp(rc, kin, active, v + h * a_free, G, target)
         v_new = v + h * a_free + MinvWT @ lam
         lam = lam / h
@@ -128,6 +133,8 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         any_impact = jnp.any(impacting)
         target = e * jnp.maximum(-kin.g_dot, 0.0)
         lam_i, status_i = _impulse_lcp(rc, kin, kin.g <= gap_tol, v, G, target)
+        # (the inner where keeps a NaN from an unused impulse out of the gradients)
+        lam_i = jnp.where(any_impact, lam_i, 0.0)
         v = jnp.where(any_impact, v + MinvWT @ lam_i, v)
         status_i = jnp.where(any_impact, status_i, 0)
         kin = jax.lax.cond(any_impact, lambda: rc.kinematics(model, q, v), lambda: kin)
@@ -145,7 +152,7 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         stick = closed & stick
         slide_dir = jnp.where(stick[:, None], 0.0, slide_dir)
         P, S, F, c = rc.blocks(closed, stick, slide_dir)
-        stab = jnp.concatenate([(kin.g_dot + beta * kin.g / h) / h, (kin.s_dot / h).reshape(-1)])
+        stab = jnp.concatenate([(kin.g_dot + kin.g * inv_tau) / h, (kin.s_dot / h).reshape(-1)])
         meas = W @ a_free + drift + stab
         A = S @ G @ P + F
         b = S @ meas + c
@@ -179,7 +186,7 @@ def simulate_lcp(
     dt: float,
     controls: Callable | None = None,
     method: str = "acceleration",
-    beta: float = 0.2,
+    tau_p: float = 0.05,
     gap_tol: float = 1e-9,
     keep_tol: float = 1e-4,
     save_every: int = 1,
@@ -218,7 +225,7 @@ def simulate_lcp(
         q, v, pmode, pdir, status = carry
         t = k * h
         tau = jnp.asarray(ctrl(t, q, v), dtype)
-        q1, v1, info = lcp_step(model, contact, q, v, tau, h, method=method, beta=beta, gap_tol=gap_tol, keep_tol=keep_tol,
+        q1, v1, info = lcp_step(model, contact, q, v, tau, h, method=method, tau_p=tau_p, gap_tol=gap_tol, keep_tol=keep_tol,
                                 prev=(pmode, pdir))
         bad = info["lcp_status"] != int(LCPStatus.SOLVED)
         status = jnp.where((status == 0) & bad, info["lcp_status"], status)
