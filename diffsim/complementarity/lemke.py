@@ -220,6 +220,12 @@ def lemke(M, q, *, max_pivots: int | None = None, lexicographic: bool = True, re
     finite = jnp.all(jnp.isfinite(Ms)) & jnp.all(jnp.isfinite(qs))
     Mc = jnp.where(finite, Ms, jnp.eye(n, dtype=M.dtype))
     qc = jnp.where(finite, qs, jnp.ones(n, dtype=q.dtype))
+    # entries of q within round-off of zero are zero for the pivoting (they are where degenerate
+    # problems come from in practice, e.g. ±1e-17 residues of quantities that cancel exactly; the
+    # lexicographic rule resolves exact degeneracy, not noise); the solution is then recomputed
+    # with the true q and checked
+    q_tol = 10 * jnp.finfo(q.dtype).eps * (1.0 + jnp.max(jnp.abs(Mc)) + jnp.max(jnp.abs(qc)))
+    qc = jnp.where(jnp.abs(qc) <= q_tol, 0.0, qc)
     basis, status, pivots = _pivot_basis(Mc, qc, int(max_pivots), lexicographic)
     active = jnp.any(basis[None, :] == (n + jnp.arange(n))[:, None], axis=1)
     z = _active_set_solution(M, q, active)
