@@ -55,16 +55,16 @@ def test_random_p_matrix_problems_match_enumeration():
 def test_murty_exponential_example_takes_2_to_the_n_pivots():
     """Murty (1978): M lower-triangular with 1 on, 2 below the diagonal, q = −e; Lemke's method
     visits 2ⁿ bases. The unique solution is z = e₁."""
-    for n in range(2, 7):
+    for n in range(2, 6):
         M = np.tril(2.0 * np.ones((n, n)), -1) + np.eye(n)
         z, w, status, pivots = lemke(M, -np.ones(n), return_pivots=True)
         assert int(status) == LCPStatus.SOLVED
         np.testing.assert_array_equal(np.asarray(z), np.eye(n)[0])
         assert int(pivots) == 2**n
     # with a bound below 2ⁿ the pivot limit is reported, not a wrong answer
-    n = 6
+    n = 5
     M = np.tril(2.0 * np.ones((n, n)), -1) + np.eye(n)
-    z, w, status = lemke(M, -np.ones(n), max_pivots=40)
+    z, w, status = lemke(M, -np.ones(n), max_pivots=20)
     assert int(status) == LCPStatus.MAX_PIVOTS and bool(jnp.all(jnp.isnan(z)))
 
 
@@ -175,7 +175,8 @@ def test_vmap_over_1024_problems_equals_a_loop_and_vmap_of_grad():
         return jnp.sum(lemke(M, q)[0] ** 2)
 
     gb = jax.jit(jax.vmap(jax.grad(f, argnums=1)))(Ms[8:40], qs[8:40])
-    gl = np.stack([jax.grad(f, argnums=1)(M, q) for M, q in zip(Ms[8:40], qs[8:40])])
+    grad_one = jax.jit(jax.grad(f, argnums=1))
+    gl = np.stack([grad_one(M, q) for M, q in zip(Ms[8:40], qs[8:40])])
     np.testing.assert_allclose(gb, gl, atol=1e-12)
 
 

@@ -79,6 +79,8 @@ class ContactKinematics(eqx.Module):
     drift_N: jax.Array
     drift_T: jax.Array
     slip: jax.Array
+    Ju: jax.Array  # [nc, 3, nv] relative contact velocity u = Ju v + u0
+    u0: jax.Array  # [nc, 3]
 
 
 class RigidContact(eqx.Module):
@@ -101,34 +103,40 @@ class RigidContact(eqx.Module):
         return self.slots_for(None)
 
     # ---- kinematics -----------------------------------------------------------------------
-    def kinematics(self, model: Model, q, v) -> ContactKinematics:
-        """Gaps, rates, Jacobian rows and drift terms (one JVP in q, one Jacobian in v)."""
-        geom = self.geometry
-        n = geom.plane_normal[np.array([b for _, _, b in geom.pairs], dtype=np.int32)]
-        D = self.directions
+    def _normals(self):
+        return self.geometry.plane_normal[np.array([b for _, _, b in self.geometry.pairs], dtype=np.int32)]
 
-        def rates(qq, vv):
-            delta, _, _, _, u, _ = geom.evaluate(model, qq, vv)
-            return u, -delta
+    def _rel_velocity(self, model, qq, vv):
+        delta, _, _, _, u, _ = self.geometry.evaluate(model, qq, vv)
+        return u, -delta
 
-        (u, g), (du, _) = jax.jvp(lambda qq: rates(qq, v), (q,), (configuration_rate(model, q, v),))
-        Ju = jax.jacfwd(lambda vv: rates(q, vv)[0])(v)  # [nc, 3, nv]
-        u0 = u - jnp.einsum("kiv,v->ki", Ju, v)
-        W_N = jnp.einsum("ki,kiv->kv", n, Ju)
-        W_T = jnp.einsum("kmi,kiv->kmv", D, Ju)
-        un = jnp.sum(n * u, -1)
-        return ContactKinematics(
-            g=g,
-            g_dot=un,
-            s_dot=jnp.einsum("kmi,ki->km", D, u),
-            W_N=W_N,
-            W_T=W_T,
-            g0_N=jnp.sum(n * u0, -1),
-            g0_T=jnp.einsum("kmi,ki->km", D, u0),
-            drift_N=jnp.sum(n * du, -1),
-            drift_T=jnp.einsum("kmi,ki->km", D, du),
-            slip=u - un[:, None] * n,
+    def kinematics(self, model: Model, q, v, drift: bool = True) -> ContactKinematics:
+        """Gaps, rates, Jacobian rows and (with ``drift``) the drift terms ``J̇v`` at ``(q, v)``:
+        one Jacobian in v (the relative contact velocities are linear in v), one JVP in q."""
+        n, D = self._normals(), self.directions
+        u0, g = self._rel_velocity(model, q, jnp.zeros_like(v))
+        Ju = jax.jacfwd(lambda vv: self._rel_velocity(model, q, vv)[0])(v)  # [nc, 3, nv]
+        base = ContactKinematics(
+            g=g, g_dot=g, s_dot=jnp.zeros(D.shape[:2], g.dtype),
+            W_N=jnp.einsum("ki,kiv->kv", n, Ju), W_T=jnp.einsum("kmi,kiv->kmv", D, Ju),
+            g0_N=jnp.sum(n * u0, -1), g0_T=jnp.einsum("kmi,ki->km", D, u0),
+            drift_N=jnp.zeros_like(g), drift_T=jnp.zeros(D.shape[:2], g.dtype), slip=u0, Ju=Ju, u0=u0,
         )
+        return self.at_velocity(model, q, v, base, drift)
+
+    def at_velocity(self, model: Model, q, v, kin: ContactKinematics, drift: bool = True) -> ContactKinematics:
+        """``kin`` (same ``q``) with the rates — and with ``drift`` the ``J̇v`` terms — of velocity
+        ``v`` (after an impulse the rows stay, only these change)."""
+        n, D = self._normals(), self.directions
+        u = jnp.einsum("kiv,v->ki", kin.Ju, v) + kin.u0
+        un = jnp.sum(n * u, -1)
+        if drift:
+            du = jax.jvp(lambda qq: self._rel_velocity(model, qq, v)[0], (q,), (configuration_rate(model, q, v),))[1]
+            d_n, d_t = jnp.sum(n * du, -1), jnp.einsum("kmi,ki->km", D, du)
+        else:
+            d_n, d_t = jnp.zeros_like(un), jnp.zeros(D.shape[:2], un.dtype)
+        return eqx.tree_at(lambda k: (k.g_dot, k.s_dot, k.slip, k.drift_N, k.drift_T), kin,
+                           (un, jnp.einsum("kmi,ki->km", D, u), u - un[:, None] * n, d_n, d_t))
 
     # ---- LCP blocks -----------------------------------------------------------------------
     def _directions_map(self, structure):
@@ -161,49 +169,43 @@ class RigidContact(eqx.Module):
         m = self.directions.shape[1]
         dmap = self._directions_map(structure)
         dtype = self.mu.dtype
+        f = lambda b: b.astype(dtype)  # noqa: E731
+        cl = f(closed)
+        st = f(closed & stick)
+        sl = f(closed & ~stick)
+        mu = self.mu
+        # per-contact blocks: Pk [nc, 1+m, s] (rows: normal, tangents), Sk [nc, s, 1+m], Fk [nc, s, s]
+        Pk = jnp.zeros((nc, 1 + m, s), dtype).at[:, 0, 0].set(cl)
+        Sk = jnp.zeros((nc, s, 1 + m), dtype).at[:, 0, 0].set(cl)
+        Fk = jnp.zeros((nc, s, s), dtype)
+        if dmap is None:
+            # seed 002: z = (λ_N, g̈_T⁺, λ_T0⁻), w = (g̈_N, λ_T0⁺, g̈_T⁻); λ_T = μλ_N − λ_T0⁻ or −μ sgn λ_N
+            Pk = Pk.at[:, 1, 0].set(st * mu - sl * mu * slide_dir[:, 0]).at[:, 1, 2].set(-st)
+            Sk = Sk.at[:, 2, 1].set(-st)
+            Fk = Fk.at[:, 1, 0].set(2.0 * mu * st).at[:, 1, 2].set(-st).at[:, 2, 1].set(st)
+        else:
+            # Stewart–Trinkle: z = (λ_N, β_1..β_nd, γ), w = (g̈_N, γ + d_jᵀü, μλ_N − Σβ)
+            nd = len(dmap)
+            for j, (row, sgn) in enumerate(dmap):
+                Pk = Pk.at[:, 1 + row, 1 + j].set(sgn * st)
+                Sk = Sk.at[:, 1 + j, 1 + row].set(sgn * st)
+            Fk = Fk.at[:, 1 : 1 + nd, s - 1].set(st[:, None]).at[:, s - 1, 1 : 1 + nd].set(-st[:, None])
+            Fk = Fk.at[:, s - 1, 0].set(mu * st)
+            # sliding: F_T = −μ λ_N ŝ (planar: ŝ = sgn ġ_T t; spatial: ŝ = a d_0 + b d_{nd/4})
+            Pk = Pk.at[:, 1, 0].set(-sl * mu * slide_dir[:, 0])
+            if self.formulation != "planar":
+                Pk = Pk.at[:, 1 + m // 4, 0].set(-sl * mu * slide_dir[:, 1])
+        # unused slots: w = z + 1 ⇒ z = 0 (the normal slot when open, friction slots unless sticking)
+        unused = jnp.concatenate([(1.0 - cl)[:, None], jnp.broadcast_to((1.0 - st)[:, None], (nc, s - 1))], axis=1)
+        Fk = Fk + unused[:, :, None] * jnp.eye(s, dtype=dtype)
+        # scatter the blocks: contact k owns normal row k, tangent rows nc + m k + j, slots s k + i
+        rows = np.array([[k] + [nc + m * k + j for j in range(m)] for k in range(nc)])  # [nc, 1+m]
+        slots = np.arange(nc * s).reshape(nc, s)
         nl = nc + nc * m
-        P = jnp.zeros((nl, s * nc), dtype)
-        S = jnp.zeros((s * nc, nl), dtype)
-        F = jnp.zeros((s * nc, s * nc), dtype)
-        c = jnp.zeros(s * nc, dtype)
-        one = jnp.asarray(1.0, dtype)
-        for k in range(nc):
-            cl, st = closed[k], closed[k] & stick[k]
-            mu = self.mu[k]
-            r0, tk = s * k, nc + m * k  # first slot of contact k, its first tangent row
-            P = P.at[k, r0].set(jnp.where(cl, one, 0.0))
-            S = S.at[r0, k].set(jnp.where(cl, one, 0.0))
-            sl = cl & ~st
-            if dmap is None:
-                # seed 002: z = (λ_N, g̈_T⁺, λ_T0⁻), w = (g̈_N, λ_T0⁺, g̈_T⁻); λ_T = μλ_N − λ_T0⁻ or −μ sgn λ_N
-                P = P.at[tk, r0].set(jnp.where(st, mu, jnp.where(cl, -mu * slide_dir[k, 0], 0.0)))
-                P = P.at[tk, r0 + 2].set(jnp.where(st, -one, 0.0))
-                S = S.at[r0 + 2, tk].set(jnp.where(st, -one, 0.0))
-                F = F.at[r0 + 1, r0].set(jnp.where(st, 2.0 * mu, 0.0))
-                F = F.at[r0 + 1, r0 + 2].set(jnp.where(st, -one, 0.0))
-                F = F.at[r0 + 2, r0 + 1].set(jnp.where(st, one, 0.0))
-            else:
-                # Stewart–Trinkle: z = (λ_N, β_1..β_nd, γ), w = (g̈_N, γ + d_jᵀü, μλ_N − Σβ)
-                nd = len(dmap)
-                for j, (row, sgn) in enumerate(dmap):
-                    P = P.at[tk + row, r0 + 1 + j].set(jnp.where(st, sgn, 0.0))
-                    S = S.at[r0 + 1 + j, tk + row].set(jnp.where(st, sgn, 0.0))
-                    F = F.at[r0 + 1 + j, r0 + 1 + nd].set(jnp.where(st, one, 0.0))
-                    F = F.at[r0 + 1 + nd, r0 + 1 + j].set(jnp.where(st, -one, 0.0))
-                F = F.at[r0 + 1 + nd, r0].set(jnp.where(st, mu, 0.0))
-                # sliding: F_T = −μ λ_N ŝ (planar: ŝ = sgn ġ_T t; spatial: ŝ = a d_0 + b d_{nd/4})
-                if self.formulation == "planar":
-                    P = P.at[tk, r0].set(jnp.where(sl, -mu * slide_dir[k, 0], 0.0))
-                else:
-                    P = P.at[tk, r0].set(jnp.where(sl, -mu * slide_dir[k, 0], 0.0))
-                    P = P.at[tk + m // 4, r0].set(jnp.where(sl, -mu * slide_dir[k, 1], 0.0))
-            # unused slots: w = z + 1 ⇒ z = 0 (the normal slot when open, friction slots unless sticking)
-            F = F.at[r0, r0].set(jnp.where(cl, 0.0, one))
-            c = c.at[r0].set(jnp.where(cl, 0.0, one))
-            for r in range(r0 + 1, r0 + s):
-                F = F.at[r, r].add(jnp.where(st, 0.0, one))
-                c = c.at[r].set(jnp.where(st, 0.0, one))
-        return P, S, F, c
+        P = jnp.zeros((nl, s * nc), dtype).at[rows[:, :, None], slots[:, None, :]].set(Pk)
+        S = jnp.zeros((s * nc, nl), dtype).at[slots[:, :, None], rows[:, None, :]].set(Sk)
+        F = jnp.zeros((s * nc, s * nc), dtype).at[slots[:, :, None], slots[:, None, :]].set(Fk)
+        return P, S, F, unused.reshape(-1)
 
     def stacked_rows(self, kin: ContactKinematics):
         """``W = [W_N; W_T]`` [nc + nc·m, nv] and the matching drifts and velocity offsets."""

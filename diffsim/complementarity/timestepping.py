@@ -102,13 +102,12 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
     ``prev``: ``(mode [nc], slide_dir [nc, ·])`` of the previous step (slip reversal → stick;
     velocity level: contacts that carried force stay candidates while ``g ≤ keep_tol`` [m])."""
     nc = rc.nc
-    kin = rc.kinematics(model, q, v)
+    kin = rc.kinematics(model, q, v, drift=False)  # the acceleration level adds J̇v after any impulse
+    W, _, _ = rc.stacked_rows(kin)
+    G, MinvWT = _delassus(model, q, W)
     # penetration is corrected at the rate 1/τ, τ = max(tau_p, 5h): bounded forces as h → 0,
     # and never faster than five steps (stability of the explicit update)
     inv_tau = 1.0 / jnp.maximum(tau_p, 5.0 * h)
-    W, drift, _ = rc.stacked_rows(kin)
-    G, MinvWT = _delassus(model, q, W)
-    a_free = forward_dynamics(model, q, v, tau)
     e = rc.restitution
     if method == "velocity":
         # Moreau–Jean activation (touching or sunk in) — so that an impact meets Newton's law with
@@ -119,6 +118,7 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         if prev is not None:
             active = active | ((prev[0] != OPEN) & (kin.g <= keep_tol))
         target = jnp.where(kin.g > 0, -kin.g / h, jnp.maximum(e * jnp.maximum(-kin.g_dot, 0.0), jnp.maximum(-kin.g, 0.0) * inv_tau))
+        a_free = forward_dynamics(model, q, v, tau)
         lam, status = _impulse_lcp(rc, kin, active, v + h * a_free, G, target)
         v_new = v + h * a_free + MinvWT @ lam
         lam = lam / h
@@ -137,9 +137,9 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         lam_i = jnp.where(any_impact, lam_i, 0.0)
         v = jnp.where(any_impact, v + MinvWT @ lam_i, v)
         status_i = jnp.where(any_impact, status_i, 0)
-        kin = jax.lax.cond(any_impact, lambda: rc.kinematics(model, q, v), lambda: kin)
+        kin = rc.at_velocity(model, q, v, kin)
         W, drift, _ = rc.stacked_rows(kin)
-        a_free = jax.lax.cond(any_impact, lambda: forward_dynamics(model, q, v, tau), lambda: a_free)
+        a_free = forward_dynamics(model, q, v, tau)
         # closed: touching or sunk in; whether it separates is the LCP's outcome (λ_N = 0, g̈_N > bound)
         closed = kin.g <= gap_tol
         slide_dir = rc.slide_direction(kin)
