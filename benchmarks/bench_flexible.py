@@ -67,14 +67,10 @@ def parse_args(argv=None):
 
 
 ARGS = parse_args()
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# the same XLA CPU setting as diffsim's CLI, tests and bench_s0.py
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
+sys.path.insert(0, str(HERE))  # the shared benchmark helpers (benchmarks/harness.py)
+from harness import CompileEvents, interleave, loadavg, machine_info, setup_jax  # noqa: E402
 
-import jax  # noqa: E402
-
-jax.config.update("jax_enable_x64", True)
+jax = setup_jax()  # CPU, the tests' XLA flags, float64 — before anything imports JAX
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -82,8 +78,6 @@ import diffsim as ds  # noqa: E402
 from diffsim.beams import euler_bernoulli_modes  # noqa: E402
 from diffsim.flexible import forward_dynamics_flexible, forward_dynamics_mm  # noqa: E402
 
-sys.path.insert(0, str(HERE))  # the shared benchmark helpers (benchmarks/harness.py)
-from harness import CompileEvents, interleave, loadavg, machine_info  # noqa: E402
 
 PATHS = {"sweep": forward_dynamics_flexible, "mm": forward_dynamics_mm}
 BEAM = dict(L=1.0, mu=1.0, EI_z=100.0, n_quad=8)

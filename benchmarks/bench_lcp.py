@@ -100,21 +100,15 @@ def parse_args(argv=None):
 
 
 ARGS = parse_args()
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# the same XLA CPU setting as diffsim's CLI, tests and the other benchmarks
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
+sys.path.insert(0, str(HERE))  # the shared benchmark helpers (benchmarks/harness.py)
+from harness import CompileEvents, interleave, loadavg, machine_info, setup_jax  # noqa: E402
 
-import jax  # noqa: E402
-
-jax.config.update("jax_enable_x64", True)
+jax = setup_jax()  # CPU, the tests' XLA flags, float64 — before anything imports JAX
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from diffsim import LCPStatus, lemke  # noqa: E402
 
-sys.path.insert(0, str(HERE))  # the shared benchmark helpers (benchmarks/harness.py)
-from harness import CompileEvents, interleave, loadavg, machine_info  # noqa: E402
 
 
 def max_pivots(n: int) -> int:

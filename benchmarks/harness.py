@@ -1,12 +1,13 @@
 """Shared timing and bookkeeping helpers of the benchmark scripts.
 
-``bench_s0.py``, ``bench_flexible.py`` and ``bench_contact.py`` import from here:
+``bench_s0.py``, ``bench_flexible.py``, ``bench_contact.py`` and ``bench_lcp.py`` import from here:
 
   * :class:`CompileEvents` — first-call timing with JAX's own compile-stage split (trace,
     lowering to MLIR, XLA compile);
   * :func:`calibrate` and :func:`interleave` — interleaved timing rounds (shuffled order), each
     round a loop of calls calibrated to last >= ``min_time`` s; microsecond statistics by
     :func:`_stats` (``bench_s0.py`` keeps its own per-call-median ``interleave``);
+  * :func:`setup_jax` — the environment every script sets before JAX starts;
   * :func:`loadavg` and :func:`machine_info` — the ``meta`` block of the result JSON (CPU,
     library versions, git revision, JAX devices).
 
@@ -29,6 +30,18 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_jax(x64: bool = True):
+    """Every benchmark's JAX set-up, before JAX is first imported: CPU only, no GPU memory
+    preallocation, the same XLA CPU flags as diffsim's CLI and tests, float64. Returns ``jax``."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
+    import jax
+
+    jax.config.update("jax_enable_x64", x64)
+    return jax
 
 
 class CompileEvents:
