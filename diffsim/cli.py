@@ -25,8 +25,8 @@ def _parser() -> argparse.ArgumentParser:
         "--set body.base.mass=500 --out out/s0",
     )
     run.add_argument("scenario", help="scenario name (listed below)")
-    run.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
-                     help="override a scenario option or a named model parameter (repeatable)")
+    run.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
+                     help="override scenario options or named model parameters: --set a=1 b=2 or --set a=1 --set b=2")
     run.add_argument("--out", default=None, help="output directory (default: out/<scenario>)")
     run.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
     run.add_argument("--progress", action="store_true", help="show a progress bar")

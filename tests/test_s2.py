@@ -33,7 +33,7 @@ def _sequence(intervals, min_len=0.03):
 
 def test_mode_sequence_forces_and_travel_follow_the_paper(scenario):
     out, s, a = scenario
-    assert s["status"] == 0 and s["lcp_failures"] == 0
+    assert s["status"] == "success" and s["lcp_failures"] == 0
     # paper: contact, separated 0.08–0.66, sliding +x, separated 1.89–2.43, sliding +x, sliding −x to 5 s
     assert _sequence(s["intervals"]) == ["sticking", "separated", "sliding_plus_x", "separated", "sliding_plus_x",
                                          "sliding_minus_x"]
@@ -65,3 +65,13 @@ def test_halving_the_step_keeps_the_mode_switches(scenario):
     sep2 = [iv for iv in s_half["intervals"]["separated"] if iv[1] - iv[0] > 0.03]
     np.testing.assert_allclose(sep1, sep2, atol=0.011)  # one coarse step
     assert abs(s_half["tip_travel_m"] - s["tip_travel_m"]) < 0.05 * s["tip_travel_m"]
+
+
+def test_cli_takes_several_settings_after_one_set(scenario, tmp_path):
+    from diffsim.cli import main
+
+    _, s, _ = scenario
+    assert main(["run", "seed002-space-contact", "--set", "plots=false", "mu=0.3", "--out", str(tmp_path)]) == 0
+    on_disk = json.loads((tmp_path / "summary.json").read_text())
+    assert on_disk["options"]["plots"] is False and on_disk["intervals"] == s["intervals"]
+    assert main(["run", "seed002-space-contact", "--set", "plots=false", "method=position", "--out", str(tmp_path)]) == 2

@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..complementarity import OPEN, STICK, rigid_contacts, simulate_lcp
+from ..complementarity import OPEN, STICK, LCPStatus, rigid_contacts, simulate_lcp
 from ..contact import ContactPoint, Plane
 from ..dynamics.kinematics import forward_kinematics, point_jacobian
 from ..model.builder import ModelBuilder
@@ -226,7 +226,9 @@ def _run(options, params, out: Path) -> dict:
     a = results(m, rc, tr)
     np.savez_compressed(out / "trajectory.npz", **a)
     s = summarize(a)
-    s.update(status=int(tr.status), sim_wall_time_s=wall, paper=PAPER, data=DATA)
+    code = int(tr.status)
+    s.update(status="success" if code == 0 else LCPStatus(code).name.lower(), lcp_status_code=code,
+             sim_wall_time_s=wall, paper=PAPER, data=DATA)
     if options["plots"]:
         _figures(a, out, plot_series)
         s["figures"] = sorted(p.name for p in out.glob("*.png"))
