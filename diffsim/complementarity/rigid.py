@@ -67,7 +67,8 @@ class ContactKinematics(eqx.Module):
     """Per contact: gap ``g`` [nc], normal rate ``g_dot`` [nc], tangential rates ``s_dot``
     [nc, m] along the formulation's tangent directions, rows ``W_N`` [nc, nv] and ``W_T``
     [nc, m, nv] (``ġ = W v + ġ₀``), the velocity offsets ``g0_N``, ``g0_T`` (moving planes) and the
-    drifts ``dW_N v``, ``dW_T v`` (``g̈ = W v̇ + drift``); ``slip`` [nc, 3] the slip velocity."""
+    drifts ``dW_N v``, ``dW_T v`` (``g̈ = W v̇ + drift``), and the relative contact velocity
+    ``u = Ju v + u0`` they are projections of."""
 
     g: jax.Array
     g_dot: jax.Array
@@ -78,7 +79,6 @@ class ContactKinematics(eqx.Module):
     g0_T: jax.Array
     drift_N: jax.Array
     drift_T: jax.Array
-    slip: jax.Array
     Ju: jax.Array  # [nc, 3, nv] relative contact velocity u = Ju v + u0
     u0: jax.Array  # [nc, 3]
 
@@ -120,7 +120,7 @@ class RigidContact(eqx.Module):
             g=g, g_dot=g, s_dot=jnp.zeros(D.shape[:2], g.dtype),
             W_N=jnp.einsum("ki,kiv->kv", n, Ju), W_T=jnp.einsum("kmi,kiv->kmv", D, Ju),
             g0_N=jnp.sum(n * u0, -1), g0_T=jnp.einsum("kmi,ki->km", D, u0),
-            drift_N=jnp.zeros_like(g), drift_T=jnp.zeros(D.shape[:2], g.dtype), slip=u0, Ju=Ju, u0=u0,
+            drift_N=jnp.zeros_like(g), drift_T=jnp.zeros(D.shape[:2], g.dtype), Ju=Ju, u0=u0,
         )
         return self.at_velocity(model, q, v, base, drift)
 
@@ -135,8 +135,8 @@ class RigidContact(eqx.Module):
             d_n, d_t = jnp.sum(n * du, -1), jnp.einsum("kmi,ki->km", D, du)
         else:
             d_n, d_t = jnp.zeros_like(un), jnp.zeros(D.shape[:2], un.dtype)
-        return eqx.tree_at(lambda k: (k.g_dot, k.s_dot, k.slip, k.drift_N, k.drift_T), kin,
-                           (un, jnp.einsum("kmi,ki->km", D, u), u - un[:, None] * n, d_n, d_t))
+        return eqx.tree_at(lambda k: (k.g_dot, k.s_dot, k.drift_N, k.drift_T), kin,
+                           (un, jnp.einsum("kmi,ki->km", D, u), d_n, d_t))
 
     # ---- LCP blocks -----------------------------------------------------------------------
     def _directions_map(self, structure):

@@ -132,11 +132,13 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         impacting = (kin.g <= gap_tol) & (kin.g_dot < -v_tol)
         any_impact = jnp.any(impacting)
         target = e * jnp.maximum(-kin.g_dot, 0.0)
-        lam_i, status_i = _impulse_lcp(rc, kin, kin.g <= gap_tol, v, G, target)
-        # (the inner where keeps a NaN from an unused impulse out of the gradients)
-        lam_i = jnp.where(any_impact, lam_i, 0.0)
-        v = jnp.where(any_impact, v + MinvWT @ lam_i, v)
-        status_i = jnp.where(any_impact, status_i, 0)
+        nl = nc * (1 + rc.directions.shape[1])
+        lam_i, status_i = jax.lax.cond(
+            any_impact,
+            lambda: _impulse_lcp(rc, kin, kin.g <= gap_tol, v, G, target),
+            lambda: (jnp.zeros(nl, v.dtype), jnp.asarray(0, jnp.int32)),
+        )
+        v = v + MinvWT @ lam_i
         kin = rc.at_velocity(model, q, v, kin)
         W, drift, _ = rc.stacked_rows(kin)
         a_free = forward_dynamics(model, q, v, tau)
