@@ -190,5 +190,7 @@ def test_bad_input_errors():
         ds.simulate_lcp(m, jnp.zeros(3), jnp.zeros(3), rc, t1=0.105, dt=0.01)
     with pytest.raises(ValueError, match="method"):
         ds.simulate_lcp(m, jnp.zeros(3), jnp.zeros(3), rc, t1=0.1, dt=0.01, method="position")
+    with pytest.raises(ValueError, match="q0 must have shape"):
+        ds.simulate_lcp(m, jnp.zeros(4), jnp.zeros(3), rc, t1=0.1, dt=0.01)
     with pytest.raises(TypeError, match="RigidContact"):
         ds.simulate_lcp(m, jnp.zeros(3), jnp.zeros(3), None, t1=0.1, dt=0.01)

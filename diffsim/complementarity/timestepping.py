@@ -218,9 +218,11 @@ def simulate_lcp(
     dtype = model.dtype
     q0 = jnp.asarray(q0, dtype)
     v0 = jnp.asarray(v0, dtype)
+    if q0.shape != (model.nq,) or v0.shape != (model.nv,):
+        raise ValueError(f"q0 must have shape ({model.nq},) and v0 ({model.nv},) for this model, got {q0.shape} and {v0.shape}")
     h = jnp.asarray(dt_f, dtype)
     ctrl = controls if controls is not None else (lambda t, q, v: jnp.zeros(model.nv, dtype))
-    nc, m = contact.nc, contact.directions.shape[1]
+    nc = contact.nc
     sd = 1 if contact.formulation == "planar" else 2
 
     def step(carry, k):
