@@ -15,6 +15,8 @@ from diffsim.flexible import (
     articulated_flexible,
     beam,
     dissipated_power_flexible,
+    forward_dynamics_composite,
+    forward_dynamics_flexible,
     forward_dynamics_mm,
     inverse_dynamics_flexible,
     mass_matrix_flexible,
@@ -88,6 +90,27 @@ def test_sweep_mass_matrix_and_lagrange_agree():
     M = mass_matrix_flexible(m, q)
     np.testing.assert_allclose(M, M.T, atol=1e-13)
     assert float(jnp.min(jnp.linalg.eigvalsh(M))) > 0
+
+
+def test_composite_mass_matrix_form_equals_sweep():
+    """The mass-matrix form batched over links (ds.forward_dynamics' choice below
+    COMPOSITE_MAX_NV coordinates) equals the O(n) sweep to round-off: body wrenches f_ext, rigid
+    children of flexible links, armature, damping, stiffening (the mixed tree), and links of
+    different section data — one batched group each — with a rigid link between them. (Free
+    base: the next test, through ds.forward_dynamics.)"""
+    m = _mixed_tree("planar", True)
+    b = ds.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_body("a", None, joint="planar", flex=_link(False, modes_z=None, modes_torsion=None, EI_y=None, GJ=None))
+    b.add_body("r", "a", joint="revolute", axis=(0, 0, 1), mass=0.4, com=(0.2, 0, 0), inertia=(0.01, 0.01, 0.02))
+    b.add_body("c", "r", joint="revolute", axis=(0, 0, 1), pos=(0.4, 0, 0),
+               flex=beam(0.8, 1.5, EI_z=20.0, modes_y=_poly([2, 3, 4]), n_quad=7, stiffening=False))
+    m2 = b.build()
+    fns = jax.jit(lambda m, q, v, u, f: (forward_dynamics_composite(m, q, v, u, f), forward_dynamics_flexible(m, q, v, u, f)))
+    for mm, seed in ((m, 4), (m2, 6)):
+        q, v, u = _state(mm, seed)
+        f_ext = jax.random.normal(jax.random.PRNGKey(seed), (mm.nb, 6))
+        a1, a2 = fns(mm, q, v, u, f_ext)
+        assert _rel(a1, a2) < 1e-11
 
 
 def test_free_floating_flexible_tree_sweep_vs_mass_matrix():

@@ -12,10 +12,11 @@ With the unit normal ``n`` pointing from ``B`` towards ``A``:
   ``v_T = u − (n·u) n`` (planar models simply have ``v_T`` in their plane);
 * the force on ``A`` is ``F_N n + F_T`` and on ``B`` its opposite.
 
-Velocities of material points and the generalised forces come from one linearisation of the
-forward kinematics: ``ċ = ∂c/∂q · q̇(q, v)`` (a JVP) and ``Q = (∂ċ/∂v)ᵀ F`` (its transpose, a
-VJP), so points on flexible links — whose deformation moves them — need no special code: a
-point ``at='end'`` rides on the deformed end frame of its link.
+Velocities of material points and the generalised forces come from the points' Jacobians in
+the tangent space, ``J = ∂c/∂q · G(q)`` (``q̇ = G v``; one batched JVP of the forward kinematics
+along the columns of ``G``): ``ċ = J v`` and ``Q = Jᵀ F``. Points on flexible links — whose
+deformation moves them — need no special code: a point ``at='end'`` rides on the deformed end
+frame of its link.
 """
 
 from __future__ import annotations
@@ -156,13 +157,13 @@ class ContactGeometry(eqx.Module):
             xb = pq[ib] + jnp.einsum("kij,kj->ki", Rq[ib], local_b) if sph else None
             return xa, xb
 
-        def velocities(vv):
-            return jax.jvp(material_points, (q,), (configuration_rate(model, q, vv),))[1]
-
-        (va, vb), vjp = jax.vjp(velocities, v)
-        u = va
+        # the points' Jacobians in the tangent space, J = ∂x/∂q · G(q) [npt, 3, nv]: one batched
+        # JVP along the columns of G (q̇ = G v), so that ċ = J v and Q = Jᵀ F are two products
+        G = jax.vmap(lambda e: configuration_rate(model, q, e))(jnp.eye(model.nv, dtype=q.dtype))
+        Ja, Jb = jax.vmap(lambda g: jax.jvp(material_points, (q,), (g,))[1], out_axes=-1)(G)
+        u = jnp.einsum("kij,j->ki", Ja, v)
         if sph:
-            u = u.at[np.asarray(sph, np.int32)].add(-vb)
+            u = u.at[np.asarray(sph, np.int32)].add(-jnp.einsum("kij,j->ki", Jb, v))
         planes = [k for k, (kind, _, _) in enumerate(self.pairs) if kind == "plane"]
         if planes:
             ipl = np.array([self.pairs[k][2] for k in planes], dtype=np.int32)
@@ -171,8 +172,10 @@ class ContactGeometry(eqx.Module):
         v_t = u - un[:, None] * n
 
         def apply(F):
-            Fb = -F[np.asarray(sph, np.int32)] if sph else None
-            return vjp((F, Fb))[0]
+            Q = jnp.einsum("kij,ki->j", Ja, F)
+            if sph:
+                Q = Q - jnp.einsum("kij,ki->j", Jb, F[np.asarray(sph, np.int32)])
+            return Q
 
         return delta, -un, n, v_t, u, apply
 

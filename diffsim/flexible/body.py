@@ -162,9 +162,18 @@ class BodyKinetics(eqx.Module):
     X_end: sp.Transform
 
 
-def body_kinetics(fb: FlexBody, delta, ddelta, V, I_rigid):
+def end_motion(fb: FlexBody, delta, ddelta):
+    """``(X_end, S_end, Ṡ_end δ̇)`` of the end section (:func:`section_motion` at ``x = L``)."""
+    Xe, Se, Sde = section_motion(
+        fb.end_x[None], fb.end_phi_d[None], fb.end_phi_r[None], fb.end_fore[None], delta, ddelta, fb.stiffening
+    )
+    return Xe[0], Se[0], Sde[0]
+
+
+def body_kinetics(fb: FlexBody, delta, ddelta, V, I_rigid, end=None):
     """:class:`BodyKinetics` at modal state ``(δ, δ̇)`` and body twist ``V`` (body coords);
-    ``I_rigid`` [6, 6] is the link's rigid part (hub, flanges) at the body origin."""
+    ``I_rigid`` [6, 6] is the link's rigid part (hub, flanges) at the body origin; ``end``: the
+    end section's :func:`end_motion` if already computed."""
     X, S, Sd = section_motion(fb.x, fb.phi_d, fb.phi_r, fb.fore, delta, ddelta, fb.stiffening)
     Xm = X.motion_matrix()  # [ng, 6, 6]
     P = jnp.concatenate([Xm, S], -1)  # [ng, 6, 6+ne]
@@ -177,10 +186,7 @@ def body_kinetics(fb: FlexBody, delta, ddelta, V, I_rigid):
     b = jnp.einsum("gki,gk->i", P, fg)
     M = M.at[:6, :6].add(I_rigid)
     b = b.at[:6].add(sp.cross_force(V, I_rigid @ V))
-    Xe, Se, Sde = section_motion(
-        fb.end_x[None], fb.end_phi_d[None], fb.end_phi_r[None], fb.end_fore[None], delta, ddelta, fb.stiffening
-    )
-    Xe, Se, Sde = Xe[0], Se[0], Sde[0]
+    Xe, Se, Sde = end_motion(fb, delta, ddelta) if end is None else end
     Xem = Xe.motion_matrix()
     Vrel_e = Se @ ddelta
     V_end = Xem @ V + Vrel_e
