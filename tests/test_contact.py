@@ -155,6 +155,36 @@ def test_flexible_end_point_rides_the_deformation():
     np.testing.assert_allclose(Q @ v, jnp.sum(F * dc), rtol=1e-8)
 
 
+def test_contact_jacobians_equal_autodiff_of_the_kinematics():
+    """The points' Jacobians come from the link Jacobians the dynamics uses; on a free-floating
+    tree of flexible and rigid links (quaternion base, points on deformed ends, spheres, a sphere
+    pair) they equal the derivative of the forward kinematics along q̇ = G(q) v."""
+    from flex_models import _mixed_tree, _state
+
+    m = _mixed_tree("free", True)
+    names = m.topology.body_names
+    pts = [ds.ContactPoint(names[0], pos=(0.1, 0.2, 0.3), radius=0.05, name="a"),
+           ds.ContactPoint(names[1], at="end", pos=(0.0, 0.1, 0.0), radius=0.02, name="b"),
+           ds.ContactPoint(names[-1], pos=(0.2, 0.0, 0.1), radius=0.1, name="c")]
+    c = ds.contacts(m, pts, [ds.Plane((0.1, 0.2, 1.0), -0.5)], sphere_pairs=[("a", "c")], normal=ds.normal_law("hertz", K=1e5))
+    q, v, _ = _state(m, 3)
+    g = c.geometry
+    _, _, n, _, u, apply = g.evaluate(m, q, v)
+    # reference: the contact material points (centre − r n, plane pairs; centre + r_A … pair) moved
+    # rigidly with their frames, differentiated by autodiff
+    qdot = ds.configuration_rate(m, q, v)
+    cdot = jax.jvp(lambda qq: g.centres(m, qq), (q,), (qdot,))[1]
+    R, p = g._frames(m, q)
+    Rdot = jax.jvp(lambda qq: g._frames(m, qq)[0], (q,), (qdot,))[1]
+    omega = jnp.stack([jnp.array([W[2, 1], W[0, 2], W[1, 0]]) for W in jnp.einsum("kij,kjl->kil", Rdot, jnp.swapaxes(R, 1, 2))])
+    r = np.array([0.05, 0.02, 0.1])
+    ref = [cdot[k] + jnp.cross(omega[k], -r[k] * n[k]) for k in range(3)]  # the three plane pairs
+    ref.append((cdot[0] + jnp.cross(omega[0], -r[0] * n[3])) - (cdot[2] + jnp.cross(omega[2], r[2] * n[3])))  # pair a–c
+    np.testing.assert_allclose(u, jnp.stack(ref), atol=1e-12 * float(jnp.max(jnp.abs(u))))
+    F = jax.random.normal(jax.random.PRNGKey(1), u.shape)
+    np.testing.assert_allclose(apply(F) @ v, jnp.sum(F * u), rtol=1e-12)  # Q = Jᵀ F: F·u = Q·v
+
+
 # ---------------------------------------------------------------------------------------------
 # events and impact memory: a sphere dropped on the ground
 # ---------------------------------------------------------------------------------------------

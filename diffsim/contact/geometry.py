@@ -13,10 +13,11 @@ With the unit normal ``n`` pointing from ``B`` towards ``A``:
 * the force on ``A`` is ``F_N n + F_T`` and on ``B`` its opposite.
 
 Velocities of material points and the generalised forces come from the points' Jacobians in
-the tangent space, ``J = ∂c/∂q · G(q)`` (``q̇ = G v``; one batched JVP of the forward kinematics
-along the columns of ``G``): ``ċ = J v`` and ``Q = Jᵀ F``. Points on flexible links — whose
-deformation moves them — need no special code: a point ``at='end'`` rides on the deformed end
-frame of its link.
+the tangent space, built from the link Jacobians that the dynamics uses
+(:func:`diffsim.flexible.link_jacobians`: the twist of every body and deformed end frame per unit
+generalised velocity): ``J = R (J_v − r × J_ω)``, ``ċ = J v`` and ``Q = Jᵀ F``. Points on
+flexible links — whose deformation moves them — need no special code: a point ``at='end'``
+rides on the deformed end frame of its link.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..dynamics.configuration import configuration_rate
 from ..model.model import Model
 
 
@@ -107,6 +107,24 @@ class ContactGeometry(eqx.Module):
         p = jnp.where(end[:, None], pe[b], pb[b])
         return R, p
 
+    def _frame_jacobians(self, model: Model, q):
+        """``[npt, 6, nv]``: the twist ``[ω; v]`` of each point's frame (body or deformed end, in
+        its own coordinates) per unit generalised velocity (:func:`diffsim.flexible.link_jacobians`)."""
+        from ..flexible.composite import link_jacobians
+
+        Pi, Pe = link_jacobians(model, q)
+        rows = []
+        for b, end in zip(self.bodies, self.at_end):
+            J = Pi[b][:6] if Pe[b] is None else (Pe[b] @ Pi[b] if end else Pi[b][:6])
+            rows.append(J)
+        return jnp.stack(rows)
+
+    @staticmethod
+    def _point_jacobians(R, J6, r):
+        """World Jacobians ``R (J_v − r × J_ω)`` [k, 3, nv] of points at ``r`` [k, 3] (frame coordinates)."""
+        Jw, Jv = J6[:, :3], J6[:, 3:]
+        return jnp.einsum("kij,kjn->kin", R, Jv + jnp.cross(Jw, r[:, :, None], axisa=1, axisb=1, axisc=1))
+
     def centres(self, model: Model, q):
         """World positions of the points / sphere centres ``[npt, 3]``."""
         R, p = self._frames(model, q)
@@ -147,20 +165,14 @@ class ContactGeometry(eqx.Module):
         ia = np.array([a for _, a, _ in self.pairs], dtype=np.int32)
         sph = [k for k, (kind, _, _) in enumerate(self.pairs) if kind == "sphere"]
         ib = np.array([self.pairs[k][2] for k in sph], dtype=np.int32)
-        # contact material points in their frames (held fixed while differentiating in q)
+        # contact material points in their frames
         local_a = jnp.einsum("kji,kj->ki", R[ia], (c[ia] + oa) - p[ia])
         local_b = jnp.einsum("kji,kj->ki", R[ib], (c[ib] + ob[np.asarray(sph, np.int32)]) - p[ib]) if sph else None
-
-        def material_points(qq):
-            Rq, pq = self._frames(model, qq)
-            xa = pq[ia] + jnp.einsum("kij,kj->ki", Rq[ia], local_a)
-            xb = pq[ib] + jnp.einsum("kij,kj->ki", Rq[ib], local_b) if sph else None
-            return xa, xb
-
-        # the points' Jacobians in the tangent space, J = ∂x/∂q · G(q) [npt, 3, nv]: one batched
-        # JVP along the columns of G (q̇ = G v), so that ċ = J v and Q = Jᵀ F are two products
-        G = jax.vmap(lambda e: configuration_rate(model, q, e))(jnp.eye(model.nv, dtype=q.dtype))
-        Ja, Jb = jax.vmap(lambda g: jax.jvp(material_points, (q,), (g,))[1], out_axes=-1)(G)
+        # the points' Jacobians in the tangent space [k, 3, nv] from the link Jacobians (twists
+        # [ω; v] of the body or end frames, frame coordinates): ċ = R (v + ω × r)
+        J6 = self._frame_jacobians(model, q)
+        Ja = self._point_jacobians(R[ia], J6[ia], local_a)
+        Jb = self._point_jacobians(R[ib], J6[ib], local_b) if sph else None
         u = jnp.einsum("kij,j->ki", Ja, v)
         if sph:
             u = u.at[np.asarray(sph, np.int32)].add(-jnp.einsum("kij,j->ki", Jb, v))

@@ -8,7 +8,7 @@ small trees); :mod:`.kinematics` the world poses of frames and sections.
 
 from .beam import BeamError, beam, gauss_legendre
 from .body import FlexBody, body_kinetics, end_transform, section_pose
-from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite
+from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite, link_jacobians
 from .dynamics import (
     articulated_flexible,
     dissipated_power_flexible,
@@ -41,6 +41,7 @@ __all__ = [
     "gauss_legendre",
     "inverse_dynamics_flexible",
     "kinetic_energy_flexible",
+    "link_jacobians",
     "mass_matrix_flexible",
     "potential_energy_flexible",
     "reduced_newmark_jacobian",

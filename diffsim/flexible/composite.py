@@ -49,6 +49,54 @@ def _stack(model, bodies):
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *fbs)
 
 
+def _end_groups(model: Model, q, v=None):
+    """Per group of equal flexible links: ``(bodies, stacked FlexBody, δ [k, ne], δ̇ [k, ne],
+    end_motion)``; ``v = None``: at ``δ̇ = 0`` (the Jacobians only need ``δ``)."""
+    t = model.topology
+    out = []
+    for bodies in _flex_groups(model):
+        fbs = _stack(model, bodies)
+        d = jnp.stack([q[t.e_q_slice(i)] for i in bodies])
+        dd = jnp.zeros_like(d) if v is None else jnp.stack([v[t.e_v_slice(i)] for i in bodies])
+        out.append((bodies, fbs, d, dd, jax.vmap(end_motion)(fbs, d, dd)))
+    return out
+
+
+def link_jacobians(model: Model, q):
+    """The link Jacobians of a rigid/flexible tree: ``(Π, P_end)`` with ``Π[i]`` [6 + ne_i, nv]
+    mapping ``v`` to link ``i``'s coordinates ``ξ_i = [V_i; δ̇_i]`` (its body twist ``V_i`` in body
+    coordinates, then its modal rates) and ``P_end[i]`` [6, 6 + ne_i] mapping ``ξ_i`` to the twist of
+    its deformed end frame (end coordinates; ``None`` for a rigid link, whose end frame is its
+    body frame). ``Π_c = [X_c P_end,p Π_p + S_c E_c; E_δc]`` along the tree.
+
+    The contact kinematics (:mod:`diffsim.contact.geometry`) and
+    :func:`forward_dynamics_composite` both call this; inside one jitted vector field XLA
+    computes it once."""
+    t = model.topology
+    dt = model.dtype
+    nb, nv = t.nb, model.nv
+    jd = JointData(model, q[: t.nq_rigid])
+    Pe = [None] * nb
+    for bodies, _, _, _, (Xe, Se, _) in _end_groups(model, q):
+        Xem = Xe.motion_matrix()
+        for k, i in enumerate(bodies):
+            Pe[i] = jnp.concatenate([Xem[k], Se[k]], -1)
+    Pi = [None] * nb
+    for i in range(nb):
+        p = t.parent[i]
+        J = jnp.zeros((6, nv), dt)
+        if t.nv_joint[i]:
+            J = J.at[:, t.v_slice(i)].set(jd.S[i])
+        if p >= 0:
+            J = J + (jd.Xm[i] @ Pi[p] if Pe[p] is None else (jd.Xm[i] @ Pe[p]) @ Pi[p])
+        if Pe[i] is None:
+            Pi[i] = J
+        else:
+            E = jnp.zeros((t.modes[i], nv), dt).at[:, t.e_v_slice(i)].set(jnp.eye(t.modes[i], dtype=dt))
+            Pi[i] = jnp.concatenate([J, E], 0)
+    return Pi, Pe
+
+
 def forward_dynamics_composite(model: Model, q, v, tau=None, f_ext=None):
     """``z̈ = [q̈_joints; δ̈]`` of a rigid/flexible tree from ``M(z) z̈ = τ − h(z, ż)`` assembled
     from link Jacobians (module docstring); same arguments and result as
@@ -60,54 +108,31 @@ def forward_dynamics_composite(model: Model, q, v, tau=None, f_ext=None):
     f_ext = jnp.zeros((nb, 6), dt) if f_ext is None else f_ext
     jd = JointData(model, q[: t.nq_rigid], v[:nvr])
     Ib = body_spatial_inertias(model)
-    groups = _flex_groups(model)
     flex = [model.flex[i] if model.flex else None for i in range(nb)]
-
-    # end-frame motion of every flexible link (depends on its own modal state only): batched
-    Pe, Sde, Se = [None] * nb, [None] * nb, [None] * nb
-    gdata = []
-    for bodies in groups:
-        fbs = _stack(model, bodies)
-        d = jnp.stack([q[t.e_q_slice(i)] for i in bodies])
-        dd = jnp.stack([v[t.e_v_slice(i)] for i in bodies])
-        end = jax.vmap(end_motion)(fbs, d, dd)
-        gdata.append((bodies, fbs, d, dd, end))
-        Xem = end[0].motion_matrix()
+    Pi, Pe = link_jacobians(model, q)
+    gdata = _end_groups(model, q, v)
+    Se, Sde = [None] * nb, [None] * nb
+    for bodies, _, _, _, (_, S_e, Sd_e) in gdata:
         for k, i in enumerate(bodies):
-            Pe[i] = jnp.concatenate([Xem[k], end[1][k]], -1)
-            Se[i], Sde[i] = end[1][k], end[2][k]
+            Se[i], Sde[i] = S_e[k], Sd_e[k]
 
-    # outward: twists V_i, velocity products c_i, Jacobians Π_i (rows of ξ_i) and the
-    # zero-acceleration motion ξ̇⁰_i — all per link along the tree
-    V, V_end, c, Pi, A0, A0_end = ([None] * nb for _ in range(6))
+    # outward: twists V_i, velocity products c_i and the zero-acceleration motion ξ̇⁰_i
+    V, V_end, A0, A0_end = ([None] * nb for _ in range(4))
     a0 = base_acceleration(model)
-    ne_max = max(t.modes)
-    n_max = 6 + ne_max
     for i in range(nb):
         p = t.parent[i]
-        sl = t.v_slice(i)
-        J = jnp.zeros((6, nv), dt).at[:, sl].set(jd.S[i]) if t.nv_joint[i] else jnp.zeros((6, nv), dt)
         if p < 0:
             Vi, Ai = jd.vJ[i], jd.Xm[i] @ a0
         else:
-            Vi = jd.Xm[i] @ V_end[p] + jd.vJ[i]
-            Ai = jd.Xm[i] @ A0_end[p]
-            J = J + jd.Xm[i] @ Pi[p] if flex[p] is None else J + (jd.Xm[i] @ Pe[p]) @ Pi[p][: 6 + t.modes[p]]
-        c[i] = jd.cJ[i] + sp.cross_motion(Vi, jd.vJ[i])
-        Ai = Ai + c[i]
+            Vi, Ai = jd.Xm[i] @ V_end[p] + jd.vJ[i], jd.Xm[i] @ A0_end[p]
+        Ai = Ai + jd.cJ[i] + sp.cross_motion(Vi, jd.vJ[i])
         V[i], A0[i] = Vi, Ai
         if flex[i] is None:
-            Pi[i] = J
             V_end[i], A0_end[i] = Vi, Ai
         else:
-            es = t.e_v_slice(i)
-            E = jnp.zeros((t.modes[i], nv), dt).at[:, es].set(jnp.eye(t.modes[i], dtype=dt))
-            Pi[i] = jnp.concatenate([J, E], 0)
-            ve = v[es]
-            Vrel_e = Se[i] @ ve
+            Vrel_e = Se[i] @ v[t.e_v_slice(i)]
             V_end[i] = Pe[i][:, :6] @ Vi + Vrel_e
-            c_end = Sde[i] + sp.cross_motion(V_end[i], Vrel_e)
-            A0_end[i] = Pe[i][:, :6] @ Ai + c_end
+            A0_end[i] = Pe[i][:, :6] @ Ai + Sde[i] + sp.cross_motion(V_end[i], Vrel_e)
 
     # link equations: rigid links directly, flexible ones batched per group
     Ml, bl = [None] * nb, [None] * nb
@@ -124,10 +149,12 @@ def forward_dynamics_composite(model: Model, q, v, tau=None, f_ext=None):
             bl[i] = kin.b[k].at[:6].add(-f_ext[i]).at[6:].add(-Qe)
 
     # assemble M = Σ Πᵀ M_i Π and h = Σ Πᵀ (M_i ξ̇⁰ + b_i), all links padded to 6 + max ne
+    n_max = 6 + max(t.modes)
+    ns = [Pi[i].shape[0] for i in range(nb)]
+
     def pad_rows(x, n):
         return jnp.pad(x, ((0, n_max - n),) + ((0, 0),) * (x.ndim - 1))
 
-    ns = [6 + t.modes[i] if flex[i] is not None else 6 for i in range(nb)]
     xi0 = [A0[i] if flex[i] is None else jnp.concatenate([A0[i], jnp.zeros(t.modes[i], dt)]) for i in range(nb)]
     P = jnp.stack([pad_rows(Pi[i], ns[i]) for i in range(nb)])  # [nb, n, nv]
     Mb = jnp.stack([jnp.pad(Ml[i], ((0, n_max - ns[i]), (0, n_max - ns[i]))) for i in range(nb)])
