@@ -113,11 +113,8 @@ class ContactGeometry(eqx.Module):
         from ..flexible.composite import link_jacobians
 
         Pi, Pe = link_jacobians(model, q)
-        rows = []
-        for b, end in zip(self.bodies, self.at_end):
-            J = Pi[b][:6] if Pe[b] is None else (Pe[b] @ Pi[b] if end else Pi[b][:6])
-            rows.append(J)
-        return jnp.stack(rows)
+        return jnp.stack([Pe[b] @ Pi[b] if end and Pe[b] is not None else Pi[b][:6]
+                          for b, end in zip(self.bodies, self.at_end)])
 
     @staticmethod
     def _point_jacobians(R, J6, r):
