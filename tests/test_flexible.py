@@ -64,8 +64,9 @@ def test_composite_mass_matrix_form_equals_sweep():
 
 
 def test_free_floating_flexible_tree_sweep_vs_mass_matrix():
-    """Free base (quaternion joint) with flexible children: sweep == mass-matrix form, and the
-    public ds.forward_dynamics / ds.mass_matrix dispatch to the flexible path."""
+    """Free base (quaternion joint) with flexible children: ds.forward_dynamics (the batched
+    mass-matrix form at this size) == the mass-matrix form from the inverse dynamics, and the
+    public ds.mass_matrix / ds.inverse_dynamics dispatch to the flexible path."""
     m = _mixed_tree("free")
     q, v, u = _state(m, 3)
     a1 = ds.forward_dynamics(m, q, v, u)

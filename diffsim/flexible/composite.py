@@ -63,7 +63,7 @@ def _end_groups(model: Model, q, v=None):
     return out
 
 
-def link_jacobians(model: Model, q):
+def link_jacobians(model: Model, q, ends=None):
     """The link Jacobians of a rigid/flexible tree: ``(Π, P_end)`` with ``Π[i]`` [6 + ne_i, nv]
     mapping ``v`` to link ``i``'s coordinates ``ξ_i = [V_i; δ̇_i]`` (its body twist ``V_i`` in body
     coordinates, then its modal rates) and ``P_end[i]`` [6, 6 + ne_i] mapping ``ξ_i`` to the twist of
@@ -72,13 +72,14 @@ def link_jacobians(model: Model, q):
 
     The contact kinematics (:mod:`diffsim.contact.geometry`) and
     :func:`forward_dynamics_composite` both call this; inside one jitted vector field XLA
-    computes it once."""
+    computes it once. ``ends``: the :func:`_end_groups` already computed (their ``X`` and ``S``
+    parts do not depend on ``δ̇``)."""
     t = model.topology
     dt = model.dtype
     nb, nv = t.nb, model.nv
     jd = JointData(model, q[: t.nq_rigid])
     Pe = [None] * nb
-    for bodies, _, _, _, (Xe, Se, _) in _end_groups(model, q):
+    for bodies, _, _, _, (Xe, Se, _) in _end_groups(model, q) if ends is None else ends:
         Xem = Xe.motion_matrix()
         for k, i in enumerate(bodies):
             Pe[i] = jnp.concatenate([Xem[k], Se[k]], -1)
@@ -110,8 +111,8 @@ def forward_dynamics_composite(model: Model, q, v, tau=None, f_ext=None):
     jd = JointData(model, q[: t.nq_rigid], v[:nvr])
     Ib = body_spatial_inertias(model)
     flex = [model.flex[i] if model.flex else None for i in range(nb)]
-    Pi, Pe = link_jacobians(model, q)
     gdata = _end_groups(model, q, v)
+    Pi, Pe = link_jacobians(model, q, gdata)
     Se, Sde = [None] * nb, [None] * nb
     for bodies, _, _, _, (_, S_e, Sd_e) in gdata:
         for k, i in enumerate(bodies):
