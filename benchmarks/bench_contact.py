@@ -165,7 +165,7 @@ def s1_summary(tr) -> dict:
     _, err = tr.energy_balance()
     ev_t = np.asarray(tr.contact.event_t)
     return {
-        "status": tr.status,
+        "status": tr.message,
         "steps": int(tr.num_steps),
         "events": int(tr.contact.n_events),
         "impacts_per_joint": dict(zip(s1.JOINTS, np.asarray(tr.contact.impacts).astype(int).tolist())),
@@ -266,7 +266,7 @@ def ball_model():
 
 def ball_contact(m, args, mode="events"):
     smooth = args.smooth_width if mode == "smooth" else 0.0
-    return ds.contacts(m, [ds.ContactPoint("ball", radius=R_BALL)], [ds.Plane((0.0, 0.0, 1.0), 0.0)],
+    return ds.compliant_contact(m, [ds.ContactPoint("ball", radius=R_BALL)], [ds.Plane((0.0, 0.0, 1.0), 0.0)],
                        normal=ds.normal_law("hu-guo", K=args.K, c_r=args.c_r, smooth=smooth), friction=None,
                        mode=mode)
 
@@ -321,7 +321,7 @@ def ds_ball_analysis(tr, h0, n_bounces) -> dict:
         spread.append(float(H[f].max() - H[f].min()))
         if len(apex) == n_bounces:
             break
-    out = {"apex_m": apex, "apex_invariant_spread_m": spread, "steps": int(tr.num_steps), "status": tr.status,
+    out = {"apex_m": apex, "apex_invariant_spread_m": spread, "steps": int(tr.num_steps), "status": tr.message,
            "energy_error_max_abs_pct": float(jnp.max(jnp.abs(tr.energy_balance()[1])))}
     if tr.contact.contact.mode == "events":
         ev_t = np.asarray(tr.contact.event_t)

@@ -53,7 +53,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 import time
 import warnings

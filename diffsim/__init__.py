@@ -1,9 +1,14 @@
 """diffsim: differentiable multibody dynamics for robots, in pure JAX.
 
-Public API (re-exports only). Conventions: ``diffsim.spatial``'s docstring.
+Public API (re-exports only). Conventions: ``diffsim.spatial``'s docstring. Layers import
+downward only: ``spatial`` → ``beams`` → ``model`` → ``dynamics`` → ``formulations``, ``loads``
+→ ``contact``, ``complementarity`` → ``io`` → ``simulation`` → ``viz`` → the jobs → ``scenarios``
+→ ``cli`` (``tests/test_architecture.py`` enforces it).
 """
 
-from . import spatial
+from . import _deprecated, beams, complementarity, contact, dynamics, flexible, formulations, io, spatial
+from .complementarity import LCPError, LCPStatus, RigidContact, lemke, rigid_contact
+from .contact import ContactPoint, Plane, compliant_contact, friction_law, normal_law
 from .dynamics import (
     angular_momentum,
     bias_forces,
@@ -29,27 +34,131 @@ from .dynamics import (
     spatial_momentum,
     total_energy,
 )
+from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco
+from .loads import Loads, PointForce, TimeSeries, point_force, site_force
 from .model import (
+    Beam,
+    FlexBody,
     JointType,
     Model,
     ModelBuilder,
     ModelError,
+    ParamError,
     Topology,
+    beam,
     body_names,
-    get_param,
     neutral_configuration,
+)
+from .simulation import (
+    HHT,
+    RK4,
+    AccelerationLCP,
+    GeneralizedAlpha,
+    Newmark,
+    Options,
+    Prescribed,
+    Status,
+    System,
+    Trajectory,
+    VelocityLCP,
+    get_param,
+    joint_friction,
+    joint_torques,
     param_names,
+    prescribe,
+    rollout,
     set_params,
+    simulate,
 )
 
-__version__ = "0.1.0"
-from .simulation import HHT, RK4, GeneralizedAlpha, Newmark, Prescribed, Status, Trajectory, joint_friction, joint_torques, prescribe, rollout, simulate
-from . import flexible
-from . import contact
-from .contact import ContactPoint, Plane, friction_law, normal_law
-from .contact import contact as contacts
-from .flexible import FlexBody, beam
-from .loads import Loads, PointForce, TimeSeries, point_force, site_force
-from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco
-from . import complementarity
-from .complementarity import LCPError, LCPStatus, LCPTrajectory, RigidContact, lemke, rigid_contacts, simulate_lcp
+__version__ = "0.2.0"
+
+__all__ = [
+    "HHT",
+    "RK4",
+    "AccelerationLCP",
+    "Beam",
+    "ContactPoint",
+    "FlexBody",
+    "GeneralizedAlpha",
+    "JointType",
+    "LCPError",
+    "LCPStatus",
+    "Loads",
+    "Model",
+    "ModelBuilder",
+    "ModelError",
+    "Newmark",
+    "Options",
+    "ParamError",
+    "Plane",
+    "PointForce",
+    "Prescribed",
+    "RigidContact",
+    "Status",
+    "System",
+    "TimeSeries",
+    "Topology",
+    "Trajectory",
+    "VelocityLCP",
+    "angular_momentum",
+    "beam",
+    "beams",
+    "bias_forces",
+    "body_com",
+    "body_names",
+    "body_velocities",
+    "centre_of_mass",
+    "complementarity",
+    "compliant_contact",
+    "configuration_rate",
+    "contact",
+    "difference",
+    "dynamics",
+    "flexible",
+    "formulations",
+    "forward_dynamics",
+    "forward_kinematics",
+    "friction_law",
+    "from_mjmodel",
+    "from_mujoco",
+    "get_param",
+    "gravity_forces",
+    "integrate",
+    "inverse_dynamics",
+    "io",
+    "joint_friction",
+    "joint_torques",
+    "kinetic_energy",
+    "lemke",
+    "linear_momentum",
+    "load_mjcf",
+    "load_urdf",
+    "mass_matrix",
+    "neutral_configuration",
+    "normal_law",
+    "normalize",
+    "param_names",
+    "point_force",
+    "point_jacobian",
+    "point_velocity",
+    "potential_energy",
+    "prescribe",
+    "random_configuration",
+    "rigid_contact",
+    "rollout",
+    "set_params",
+    "simulate",
+    "site_force",
+    "site_poses",
+    "spatial",
+    "spatial_momentum",
+    "to_mujoco",
+    "total_energy",
+]
+
+
+def __getattr__(name):
+    """The previous release's names (``contacts``, ``rigid_contacts``, ``LCPTrajectory``,
+    ``simulate_lcp``), with a ``DeprecationWarning``."""
+    return _deprecated.lookup(name)

@@ -11,7 +11,11 @@ Conventions, written once for the whole package (Featherstone 2008, ch. 2):
 * Rotation matrices in the model (``R``) map child coordinates into parent coordinates; the
   Plücker ``E`` of the same placement is ``R.T``.
 
-Everything here is pure ``jax.numpy`` on single instances; batch with ``jax.vmap``.
+Everything here is pure ``jax.numpy`` on single instances; batch with ``jax.vmap``. The NumPy
+twins used by the model builder and the file loaders are in :mod:`diffsim.model.rotations`.
+
+A free joint's velocity is the one place where a linear part comes first: ``v = [V; ω]``, as in
+Pinocchio and MuJoCo (see :mod:`diffsim.model.joints`); every spatial vector is ``[ω; v]``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,46 @@ def skew(a):
         ],
         -2,
     )
+
+
+def vee(W):
+    """The vector ``a`` of a skew-symmetric matrix ``W = [a×]`` (inverse of :func:`skew`)."""
+    return jnp.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], -1)
+
+
+def safe_norm(x, axis=-1):
+    """``|x|`` along ``axis`` with a finite (zero) gradient at ``x = 0``."""
+    ss = jnp.sum(x * x, axis=axis)
+    pos = ss > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, ss, 1.0)), 0.0)
+
+
+def homogeneous(R, p):
+    """The 4×4 homogeneous transform ``[[R, p], [0, 1]]`` (leading batch axes allowed)."""
+    top = jnp.concatenate([R, p[..., :, None]], -1)
+    bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0], R.dtype), R.shape[:-2] + (1, 4))
+    return jnp.concatenate([top, bottom], -2)
+
+
+def so3_coeffs(t2):
+    """``a = sin θ/θ``, ``b = (1 − cos θ)/θ²``, ``c = (θ − sin θ)/θ³`` as functions of ``θ²``
+    (a Taylor branch near 0, so that every derivative exists at zero rotation)."""
+    small = t2 < 1e-6
+    ts = jnp.where(small, 1.0, t2)
+    th = jnp.sqrt(ts)
+    a = jnp.where(small, 1.0 - t2 / 6.0 + t2 * t2 / 120.0, jnp.sin(th) / th)
+    b = jnp.where(small, 0.5 - t2 / 24.0 + t2 * t2 / 720.0, (1.0 - jnp.cos(th)) / ts)
+    c = jnp.where(small, 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0, (th - jnp.sin(th)) / (ts * th))
+    return a, b, c
+
+
+def so3_exp(phi):
+    """Rodrigues' formula ``exp([φ]×) = 1 + a [φ]× + b [φ]×²`` for a rotation vector ``φ``
+    (leading batch axes allowed; twice differentiable at ``φ = 0``)."""
+    a, b, _ = so3_coeffs(jnp.sum(phi * phi, -1))
+    K = skew(phi)
+    eye = jnp.eye(3, dtype=phi.dtype)
+    return eye + a[..., None, None] * K + b[..., None, None] * (K @ K)
 
 
 def rot_axis_angle(axis, angle):

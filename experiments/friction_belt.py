@@ -78,7 +78,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import optimistix as optx  # noqa: E402
 
-from diffsim.contact import Ambrosio, Coulomb, LuGre, Stribeck, friction_law  # noqa: E402
+from diffsim.contact import Ambrosio, Coulomb, LuGre, friction_law  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "friction-belt"
 

@@ -82,7 +82,7 @@ def main(argv=None):
         imp = s1.impact_summary(a)
         t_break = float(a["t"][np.argmax(se > 1e-3)]) if np.any(se > 1e-3) else None
         summary["mode_sets"][ms] = {
-            "status": traj.status,
+            "status": traj.message,
             "num_steps": int(traj.num_steps),
             "wall_time_s": wall,
             "energy_error_max_pct": float(err.max()),

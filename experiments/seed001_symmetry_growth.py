@@ -71,7 +71,7 @@ def main(argv=None):
         # forward-mode differentiation through the solve (diffrax.ForwardMode adjoint)
         tr = ds.simulate(m, q0 + eps * e3, v0, args.t1, contact=c, solver=args.solver, rtol=args.rtol, atol=args.rtol,
                          saveat=n_save, max_events=160, max_steps=200_000, throw=False, adjoint=diffrax.ForwardMode())
-        return jax.vmap(lambda q: s1.joint_positions(m, c, q))(tr.q), tr.result
+        return jax.vmap(lambda q: s1.joint_positions(m, c, q))(tr.q), tr.status
 
     t0 = time.perf_counter()
     (xy, res), (dxy, _) = jax.jvp(joint_xy, (jnp.zeros(()),), (jnp.ones(()),))

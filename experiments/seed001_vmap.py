@@ -54,7 +54,7 @@ def main(argv=None):
         q0, v0 = s1.initial_state(m, h)
         tr = simulate(m, q0, v0, args.t1, contact=c, rtol=args.rtol, atol=args.rtol, saveat=n_save, max_events=48,
                       max_steps=100_000, throw=False)
-        return tr.q, tr.result, tr.contact.event_t, tr.contact.impacts
+        return tr.q, tr.status, tr.contact.event_t, tr.contact.impacts
 
     batched = eqx.filter_jit(jax.vmap(one, in_axes=(None, None, 0)))
     single = eqx.filter_jit(one)

@@ -50,7 +50,7 @@ def compliant_run(K, t1, rtol=1e-8):
     q0, v0 = s2.initial_state(m)
     yP = float(s2.plane_height(m))
     m_eff = 5.0  # kg, the tip's apparent mass along the normal at q0 (order of magnitude)
-    c = ds.contacts(m, [ds.ContactPoint(s2.TIP_BODY, (s2.DATA["L"], 0.0, 0.0))], [ds.Plane((0.0, -1.0, 0.0), -yP)],
+    c = ds.compliant_contact(m, [ds.ContactPoint(s2.TIP_BODY, (s2.DATA["L"], 0.0, 0.0))], [ds.Plane((0.0, -1.0, 0.0), -yP)],
                     normal=ds.normal_law("linear", K=K, c=2.0 * np.sqrt(K * m_eff)),
                     friction=ds.friction_law("smooth-coulomb", mu_k=s2.DATA["mu"], width=1e-3))
     # the LCP scenario starts pressing with 4 N: start the spring at the matching penetration
@@ -64,7 +64,7 @@ def compliant_run(K, t1, rtol=1e-8):
     tip = jax.vmap(lambda q: s2.tip(m, q))(tr.q)
     t_dir = jnp.array([1.0, 0.0, 0.0])
     lam_t = jnp.einsum("tki,i->tk", f.f_t, t_dir)[:, 0] if f.f_t.ndim == 3 else f.f_t[:, 0]
-    return np.asarray(tr.t), np.asarray(f.f_n)[:, 0], np.asarray(lam_t), np.asarray(tip), wall, str(tr.status)
+    return np.asarray(tr.t), np.asarray(f.f_n)[:, 0], np.asarray(lam_t), np.asarray(tip), wall, tr.message
 
 
 def main(argv=None):

@@ -42,7 +42,7 @@ def main(quick=False):
             t, tip, tq = np.asarray(traj.t), np.asarray(tip), np.asarray(tq)
             r = np.interp(t, ref["t"], ref["tip_deflection"])
             key = f"{shapes} x{n}"
-            rows[key] = {"status": traj.status, "num_steps": int(traj.num_steps),
+            rows[key] = {"status": traj.message, "num_steps": int(traj.num_steps),
                          "wall_s_incl_compile": time.perf_counter() - t0,
                          "tip_min_mm": 1e3 * float(tip.min()), "tip_max_mm": 1e3 * float(tip.max()),
                          "max_abs_diff_vs_reference_mm": 1e3 * float(np.max(np.abs(tip - r))),

@@ -65,7 +65,7 @@ def main():
         key = f"bend{nb}_tors{nt}"
         curves[key] = (w, tip)
         conv[key] = {
-            "status": tr.status,
+            "status": tr.message,
             "num_steps": int(tr.num_steps),
             "sim_wall_time_s": wall,
             "max_joint_rate_diff_to_3+3_rad_s": np.abs(w - ref["joint_rates_flexible"]).max(0).tolist(),

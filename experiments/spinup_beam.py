@@ -45,7 +45,7 @@ def main(quick=False):
             t = np.asarray(traj.t)
             tips[n] = tip
             r = np.interp(t, ref["t"], ref["tip_deflection"])
-            rows[n] = {"status": traj.status, "num_steps": int(traj.num_steps), "wall_s_incl_compile": wall,
+            rows[n] = {"status": traj.message, "num_steps": int(traj.num_steps), "wall_s_incl_compile": wall,
                        "tip_min_m": float(tip.min()), "tip_final_m": float(tip[-1]),
                        "max_abs_diff_vs_reference_m": float(np.max(np.abs(tip - r)))}
             curves[f"diffsim, {n} mode{'s' if n > 1 else ''}"] = (t, tip)
@@ -67,7 +67,7 @@ def main(quick=False):
                     title=f"spin-up beam, ωs = {ws:g} rad/s: the linear model diverges")
         summary["omega_s"][f"{ws:g}"] = {
             "with_stiffening": rows,
-            "without_stiffening_4_modes": {"status": traj.status, "reached_t_s": float(t[ok][-1]),
+            "without_stiffening_4_modes": {"status": traj.message, "reached_t_s": float(t[ok][-1]),
                                            "max_abs_tip_m": float(np.max(np.abs(tip[ok])))},
             "reference_tip_min_m": float(ref["tip_deflection"].min()),
         }

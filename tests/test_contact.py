@@ -38,7 +38,7 @@ def test_sphere_on_tilted_plane_matches_hand_computation():
     a = 0.3
     n = np.array([0.0, np.sin(a), np.cos(a)])
     belt = np.array([0.7, 0.2, 0.1])  # the plane keeps only its in-plane part
-    c = ds.contacts(m, [ds.ContactPoint("ball", pos=(0.01, -0.02, 0.03), radius=0.1)],
+    c = ds.compliant_contact(m, [ds.ContactPoint("ball", pos=(0.01, -0.02, 0.03), radius=0.1)],
                     [ds.Plane(n, 0.05, velocity=belt)], normal=ds.normal_law("hunt-crossley", K=1e6, c_r=0.7),
                     friction=ds.friction_law("coulomb-viscous", mu_k=0.4, viscous=2.0, width=0.05))
     qw = _quat([0.2, -0.4, 0.9], 0.8)
@@ -86,7 +86,7 @@ def test_generalised_force_is_jacobian_transpose_on_a_chain():
     b.add_body("c", "b", joint="prismatic", axis=(1, 0, 0), pos=(0.4, 0, 0.1), mass=0.5, inertia=(0.01,) * 3)
     m = b.build()
     pt = np.array([0.1, 0.05, -0.02])
-    c = ds.contacts(m, [ds.ContactPoint("c", pos=pt)], [ds.Plane((0.1, 0.2, 1.0), 0.3)],
+    c = ds.compliant_contact(m, [ds.ContactPoint("c", pos=pt)], [ds.Plane((0.1, 0.2, 1.0), 0.3)],
                     normal=ds.normal_law("hertz", K=1e5), friction=ds.friction_law("smooth-coulomb", mu_k=0.5, width=0.1))
     q = jnp.array([0.4, 0.9, 0.2])
     v = jnp.array([0.3, -0.7, 0.5])
@@ -103,7 +103,7 @@ def test_sphere_pair_equal_and_opposite():
     b.add_body("s1", None, joint="free", mass=1.0, inertia=(0.01,) * 3)
     b.add_body("s2", None, joint="free", mass=2.0, inertia=(0.02,) * 3)
     m = b.build()
-    c = ds.contacts(m, [ds.ContactPoint("s1", radius=0.2, name="A"), ds.ContactPoint("s2", radius=0.3, name="B")],
+    c = ds.compliant_contact(m, [ds.ContactPoint("s1", radius=0.2, name="A"), ds.ContactPoint("s2", radius=0.3, name="B")],
                     sphere_pairs=[("A", "B")], normal=ds.normal_law("hertz", K=1e6),
                     friction=ds.friction_law("smooth-coulomb", mu_k=0.3, width=0.01))
     q = jnp.array([0, 0, 0, 1, 0, 0, 0, 0.45, 0.1, 0.05, 1, 0, 0, 0.0])
@@ -130,7 +130,7 @@ def test_flexible_end_point_rides_the_deformation():
     b.add_body("arm", None, joint="revolute", axis=(0, 0, 1), flex=ds.beam(0.8, 1.2, EI_z=50.0, modes_y=modes,
                                                                          n_quad=8, stiffening=False))
     m = b.build()
-    c = ds.contacts(m, [ds.ContactPoint("arm", pos=(0.0, 0.05, 0.0), at="end")], [ds.Plane((0, 1, 0), -2.0)],
+    c = ds.compliant_contact(m, [ds.ContactPoint("arm", pos=(0.0, 0.05, 0.0), at="end")], [ds.Plane((0, 1, 0), -2.0)],
                     normal=ds.normal_law("hertz", K=1e6))
     d = jnp.array([0.03, -0.01])
     q = jnp.concatenate([jnp.zeros(1), d])
@@ -166,7 +166,7 @@ def test_contact_jacobians_equal_autodiff_of_the_kinematics():
     pts = [ds.ContactPoint(names[0], pos=(0.1, 0.2, 0.3), radius=0.05, name="a"),
            ds.ContactPoint(names[1], at="end", pos=(0.0, 0.1, 0.0), radius=0.02, name="b"),
            ds.ContactPoint(names[-1], pos=(0.2, 0.0, 0.1), radius=0.1, name="c")]
-    c = ds.contacts(m, pts, [ds.Plane((0.1, 0.2, 1.0), -0.5)], sphere_pairs=[("a", "c")], normal=ds.normal_law("hertz", K=1e5))
+    c = ds.compliant_contact(m, pts, [ds.Plane((0.1, 0.2, 1.0), -0.5)], sphere_pairs=[("a", "c")], normal=ds.normal_law("hertz", K=1e5))
     q, v, _ = _state(m, 3)
     g = c.geometry
     _, _, n, _, u, apply = g.evaluate(m, q, v)
@@ -202,7 +202,7 @@ def _drop(m, c, q0, v0):
 
 def _ball_contact(m, K=1e7, c_r=0.8, mu_k=0.3):
     """Hu–Guo + Ambrosio (one structure for every test here, so that they share one compile)."""
-    return ds.contacts(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
+    return ds.compliant_contact(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
                        normal=ds.normal_law("hu-guo", K=K, c_r=c_r), friction=ds.friction_law("ambrosio", mu_k=mu_k))
 
 
@@ -217,7 +217,7 @@ def drop():
 
 def test_drop_onset_located_and_memory_is_impact_velocity(drop):
     m, c, tr = drop
-    assert tr.ok, tr.status
+    assert tr.ok, tr.message
     ev_t = np.asarray(tr.contact.event_t)
     flips = np.asarray(tr.contact.event_flip)[:, 0]
     t_hit = np.sqrt(2 * 0.9 / G)
@@ -239,7 +239,7 @@ def test_drop_rebound_velocity_follows_the_exact_relation():
     c = _ball_contact(m, c_r=0.6, mu_k=0.0)
     v_in = 2.0
     tr = _drop(m, c, jnp.array([0.0, 0.0, 0.2, 1, 0, 0, 0]), jnp.array([0.0, 0.0, -v_in, 0.0, 0.0, 0.0]))
-    assert tr.ok, tr.status
+    assert tr.ok, tr.message
     flips = np.asarray(tr.contact.event_flip)[:, 0]
     assert list(flips[:3]) == [1, -1, 0]
     chi = 1.5 * (1 - 0.6) / 0.6
@@ -266,7 +266,7 @@ def test_smooth_formulation_gradients_match_finite_differences():
 
     def loss(p):
         K, c_r, mu = p
-        c = ds.contacts(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
+        c = ds.compliant_contact(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
                         normal=ds.normal_law("hu-guo", K=K, c_r=c_r, smooth=1e-5),
                         friction=ds.friction_law("smooth-coulomb", mu_k=mu, width=1e-2), mode="smooth", memory_tau=1e-3)
         tr = ds.simulate(m, q0, v0, 0.5, contact=c, rtol=1e-11, atol=1e-11, saveat=6, throw=False)
@@ -292,7 +292,7 @@ def test_no_nan_gradients_at_contact_onset_and_zero_slip(law):
               "stribeck": dict(mu_k=0.3, mu_s=0.5, v_s=0.01)}[law]
 
     def total(q, v, K, c_r):
-        c = ds.contacts(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
+        c = ds.compliant_contact(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
                         normal=ds.normal_law("hu-guo", K=K, c_r=c_r), friction=ds.friction_law(law, **params))
         cf = c.forces(m, q, v, jnp.array([1.5]))
         return jnp.sum(cf.Q) + cf.power_n + cf.power_t
@@ -342,20 +342,20 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="unknown friction law"):
         ds.friction_law("dahl", mu_k=0.1)
     with pytest.raises(ContactError, match="no body named 'wheel'"):
-        ds.contacts(m, [ds.ContactPoint("wheel")], pl, normal=hc)
+        ds.compliant_contact(m, [ds.ContactPoint("wheel")], pl, normal=hc)
     with pytest.raises(ContactError, match="body index 3 does not exist"):
-        ds.contacts(m, [ds.ContactPoint(3)], pl, normal=hc)
+        ds.compliant_contact(m, [ds.ContactPoint(3)], pl, normal=hc)
     with pytest.raises(ContactError, match="radius must be >= 0"):
-        ds.contacts(m, [ds.ContactPoint("ball", radius=-0.1)], pl, normal=hc)
+        ds.compliant_contact(m, [ds.ContactPoint("ball", radius=-0.1)], pl, normal=hc)
     with pytest.raises(ContactError, match="normal must be non-zero"):
-        ds.contacts(m, pt, [ds.Plane((0, 0, 0), 0.0)], normal=hc)
+        ds.compliant_contact(m, pt, [ds.Plane((0, 0, 0), 0.0)], normal=hc)
     with pytest.raises(ContactError, match="no contact pairs"):
-        ds.contacts(m, pt, [], normal=hc)
+        ds.compliant_contact(m, pt, [], normal=hc)
     with pytest.raises(ContactError, match="no contact point named 'X'"):
-        ds.contacts(m, pt, pl, sphere_pairs=[("p0", "X")], normal=hc)
+        ds.compliant_contact(m, pt, pl, sphere_pairs=[("p0", "X")], normal=hc)
     with pytest.raises(ContactError, match="unknown contact mode"):
-        ds.contacts(m, pt, pl, normal=hc, mode="lcp")
+        ds.compliant_contact(m, pt, pl, normal=hc, mode="lcp")
     with pytest.raises(ContactError, match="give a normal-force law"):
-        ds.contacts(m, pt, pl)
-    with pytest.raises(TypeError, match="diffsim.contact.Contact"):
+        ds.compliant_contact(m, pt, pl)
+    with pytest.raises(TypeError, match="compliant contact"):
         ds.simulate(m, jnp.array([0, 0, 1.0, 1, 0, 0, 0]), jnp.zeros(6), 0.1, contact=hc)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import diffsim as ds
+from diffsim.dynamics.sections import relative_twist_autodiff, section_motion
 from diffsim.beams import PolynomialModes, euler_bernoulli_modes
 from diffsim.flexible import (
     BeamError,
@@ -79,8 +80,6 @@ def test_free_floating_flexible_tree_sweep_vs_mass_matrix():
 def test_closed_form_section_kinematics_match_autodiff():
     """``section_motion``'s closed forms (right Jacobian of SO(3), Ṡδ̇ with foreshortening) equal
     the derivatives of ``section_pose`` by autodiff, including at the undeformed state."""
-    from diffsim.flexible.body import relative_twist_autodiff, section_motion
-
     k = jax.random.split(jax.random.PRNGKey(3), 6)
     ng, ne = 5, 4
     x = jax.random.uniform(k[0], (ng,))

@@ -10,7 +10,7 @@ import pytest
 
 import diffsim as ds
 from diffsim.beams import euler_bernoulli_modes, euler_bernoulli_roots
-from diffsim.flexible import beam, dissipated_power_flexible, reduced_newmark_jacobian
+from diffsim.flexible import beam, dissipated_power, reduced_newmark_jacobian
 from flex_models import _energy_arm, _poly
 
 
@@ -66,7 +66,7 @@ def test_eigenfunction_modes_give_exact_frequencies():
 
 @eqx.filter_jit
 def _energy_run(m, q0, v0):  # the model is an argument: damped and undamped share one compile
-    P = lambda t, q, v: dissipated_power_flexible(m, q, v)[None]  # noqa: E731
+    P = lambda t, q, v: dissipated_power(m, q, v)[None]  # noqa: E731
     return ds.simulate(m, q0, v0, 10.0, solver="dopri8", rtol=1e-13, atol=1e-13, saveat=51, integrals=P,
                        max_steps=400_000)
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import diffsim as ds
-from diffsim.flexible.beam import beam
-from diffsim.flexible.dynamics import articulated_flexible, mass_matrix_flexible
+from diffsim.flexible import beam
+from diffsim.dynamics.flexible import articulated_flexible, mass_matrix_flexible
 from diffsim.formulations.gibbs_appell import (
     GibbsAppellError,
     check_planar_chain,

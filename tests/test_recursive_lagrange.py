@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import diffsim as ds
-from diffsim.flexible.beam import beam
-from diffsim.flexible.dynamics import articulated_flexible, mass_matrix_flexible
-from diffsim.flexible.kinematics import frames
+from diffsim.flexible import beam
+from diffsim.dynamics.flexible import articulated_flexible, mass_matrix_flexible
+from diffsim.dynamics.kinematics import frames
 from diffsim.formulations.recursive_lagrange import (
     forward_dynamics_recursive_lagrange,
     mass_matrix_recursive_lagrange,

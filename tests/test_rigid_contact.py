@@ -9,12 +9,20 @@ import numpy as np
 import pytest
 
 import diffsim as ds
-from diffsim.complementarity import OPEN, SLIDE, STICK, LCPStatus, lcp_step
+from diffsim.complementarity import SLIDE, STICK, LCPStatus
 from diffsim.contact import ContactError
+from diffsim.simulation import lcp_step
+from diffsim.simulation.lcp import STEPPERS
 
 G = 9.81
+
+
+def lcp_simulate(m, q0, v0, rc, t1, dt, method="acceleration", controls=None):
+    return ds.simulate(ds.System(m, q0, v0, contact=rc, tau=controls, t1=t1, solver=STEPPERS[method](dt)))
+
+
 # one compile per model structure and method (the contact constants are traced leaves)
-simulate = eqx.filter_jit(ds.simulate_lcp)
+simulate = eqx.filter_jit(lcp_simulate)
 step = eqx.filter_jit(lcp_step)
 
 
@@ -35,22 +43,22 @@ def test_block_on_incline_sticks_below_the_friction_angle_and_slides_above(formu
     n = (-np.sin(phi), np.cos(phi), 0.0)
     down = np.array([-np.cos(phi), -np.sin(phi)])
     for mu in (0.4, 0.2, float(np.tan(phi)) + 1e-3):
-        rc = ds.rigid_contacts(m, [ds.ContactPoint("block")], [ds.Plane(n, 0.0)], mu=mu, formulation=formulation, n_directions=8)
+        rc = ds.rigid_contact(m, [ds.ContactPoint("block")], [ds.Plane(n, 0.0)], mu=mu, formulation=formulation, n_directions=8)
         tr = simulate(m, jnp.zeros(3), jnp.zeros(3), rc, t1=0.5, dt=1e-3, method=method)
         assert int(tr.status) == 0
         v_down = np.asarray(tr.v)[:, :2] @ down
         a = G * (np.sin(phi) - mu * np.cos(phi))
         if a > 0:
             np.testing.assert_allclose(v_down, a * np.asarray(tr.t), rtol=0, atol=1e-12)
-            assert np.all(np.asarray(tr.mode)[1:, 0] == SLIDE)
+            assert np.all(np.asarray(tr.contact.mode)[1:, 0] == SLIDE)
             # sliding: |friction| = μ λ_N, pointing up the slope
-            np.testing.assert_allclose(np.asarray(tr.friction)[1:, 0, :2] @ down, -mu * np.asarray(tr.lambda_N)[1:, 0], rtol=1e-12)
+            np.testing.assert_allclose(np.asarray(tr.contact.friction)[1:, 0, :2] @ down, -mu * np.asarray(tr.contact.lambda_N)[1:, 0], rtol=1e-12)
         else:
             np.testing.assert_allclose(v_down, 0.0, atol=1e-12)
-            assert np.all(np.asarray(tr.mode)[:, 0] == STICK)
-            np.testing.assert_allclose(np.asarray(tr.friction)[:, 0, :2] @ down, -2.0 * G * np.sin(phi), rtol=1e-12)
-        np.testing.assert_allclose(np.asarray(tr.lambda_N)[:, 0], 2.0 * G * np.cos(phi), rtol=1e-12)
-        np.testing.assert_allclose(np.asarray(tr.gap), 0.0, atol=1e-12)
+            assert np.all(np.asarray(tr.contact.mode)[:, 0] == STICK)
+            np.testing.assert_allclose(np.asarray(tr.contact.friction)[:, 0, :2] @ down, -2.0 * G * np.sin(phi), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(tr.contact.lambda_N)[:, 0], 2.0 * G * np.cos(phi), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(tr.contact.gap), 0.0, atol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["acceleration", "velocity"])
@@ -64,7 +72,7 @@ def test_gradients_through_the_lcp_simulation_match_analytic_and_central_differe
     def v_down(p):
         mu, phi = p
         n = jnp.stack([-jnp.sin(phi), jnp.cos(phi), 0.0])
-        rc = ds.rigid_contacts(m, [ds.ContactPoint("block")], [ds.Plane(n, 0.0)], mu=mu)
+        rc = ds.rigid_contact(m, [ds.ContactPoint("block")], [ds.Plane(n, 0.0)], mu=mu)
         tr = simulate(m, jnp.zeros(3), jnp.zeros(3), rc, t1=t1, dt=1e-2, method=method)
         return -(tr.v[-1, 0] * jnp.cos(phi) + tr.v[-1, 1] * jnp.sin(phi))
 
@@ -89,10 +97,10 @@ def test_dropped_ball_bounces_with_the_set_restitution(method):
     to the O(h) of fixed-step ballistics."""
     m = ball()
     e, h0, dt = 0.7, 0.5, 1e-4
-    rc = ds.rigid_contacts(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)], mu=0.3,
+    rc = ds.rigid_contact(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)], mu=0.3,
                            restitution=e, formulation="polyhedral", n_directions=4)
     q0 = jnp.array([0.0, 0.0, h0 + 0.1, 1.0, 0.0, 0.0, 0.0])
-    tr = jax.jit(lambda q: ds.simulate_lcp(m, q, jnp.zeros(6), rc, t1=1.2, dt=dt, method=method))(q0)
+    tr = jax.jit(lambda q: lcp_simulate(m, q, jnp.zeros(6), rc, t1=1.2, dt=dt, method=method))(q0)
     assert int(tr.status) == 0
     vz = np.asarray(tr.v)[:, 2]
     hits = np.where((vz[:-1] < 0) & (vz[1:] > 0))[0]
@@ -127,16 +135,16 @@ def test_resting_multibody_contact_forces_balance_gravity(method):
     normal forces sum to the total weight and their moments balance the weights' moments, to
     round-off; nothing moves."""
     m, pts = hinged_boxes()
-    rc = ds.rigid_contacts(m, pts, [ds.Plane((0, 0, 1), 0.0)], mu=0.5, formulation="polyhedral", n_directions=4)
+    rc = ds.rigid_contact(m, pts, [ds.Plane((0, 0, 1), 0.0)], mu=0.5, formulation="polyhedral", n_directions=4)
     q0 = jnp.array([0.0, 0.0, 0.05, 1.0, 0.0, 0.0, 0.0, 0.0])
     tr = simulate(m, q0, jnp.zeros(7), rc, t1=0.05, dt=1e-3, method=method)
     assert int(tr.status) == 0
-    lam = np.asarray(tr.lambda_N)
+    lam = np.asarray(tr.contact.lambda_N)
     W = 4.5 * G
     np.testing.assert_allclose(lam.sum(1), W, rtol=1e-12)
     x = np.array([-0.2, -0.2, 0.2, 0.2, 0.4, 0.4, 0.8, 0.8])  # corner x in the world
     np.testing.assert_allclose(lam @ x, 1.5 * G * 0.6, rtol=1e-10)  # moments about y through the origin
-    np.testing.assert_allclose(np.asarray(tr.friction), 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(tr.contact.friction), 0.0, atol=1e-12)
     np.testing.assert_allclose(np.asarray(tr.v), 0.0, atol=1e-12)
 
 
@@ -145,7 +153,7 @@ def painleve_rod(mu):
     b = ds.ModelBuilder(gravity=(0.0, -G, 0.0))
     b.add_body("rod", None, joint="planar", mass=1.0, inertia=(1 / 3, 1 / 3, 1 / 3))
     m = b.build()
-    rc = ds.rigid_contacts(m, [ds.ContactPoint("rod", (-1.0, 0.0, 0.0))], [ds.Plane((0, 1, 0), 0.0)], mu=mu)
+    rc = ds.rigid_contact(m, [ds.ContactPoint("rod", (-1.0, 0.0, 0.0))], [ds.Plane((0, 1, 0), 0.0)], mu=mu)
     th = np.pi / 3
     return m, rc, jnp.array([np.cos(th), np.sin(th), th])
 
@@ -165,32 +173,50 @@ def test_painleve_paradox_is_reported_not_guessed():
         _, v2, info2 = step(m, rc, q, v, jnp.zeros(3), h, method="velocity")
         assert int(info2["lcp_status"]) == LCPStatus.SOLVED and bool(jnp.all(jnp.isfinite(v2)))
     tr = simulate(m, q, v, rc, t1=0.01, dt=h)
-    assert int(tr.status) == LCPStatus.RAY and bool(jnp.all(jnp.isnan(tr.q[-1])))
+    assert int(tr.status) == ds.Status.LCP_FAILED and int(tr.contact.first_failure) == LCPStatus.RAY
+    assert bool(jnp.all(jnp.isnan(tr.q[-1])))
 
 
 def test_bad_input_errors():
     m = planar_block()
     pt, pl = [ds.ContactPoint("block")], [ds.Plane((0, 1, 0), 0.0)]
     with pytest.raises(ContactError, match="friction coefficient mu"):
-        ds.rigid_contacts(m, pt, pl, mu=-0.1)
+        ds.rigid_contact(m, pt, pl, mu=-0.1)
     with pytest.raises(ContactError, match="restitution"):
-        ds.rigid_contacts(m, pt, pl, restitution=1.5)
+        ds.rigid_contact(m, pt, pl, restitution=1.5)
     with pytest.raises(ContactError, match="formulation"):
-        ds.rigid_contacts(m, pt, pl, formulation="cone")
+        ds.rigid_contact(m, pt, pl, formulation="cone")
     with pytest.raises(ContactError, match="at least one plane"):
-        ds.rigid_contacts(m, pt, [])
+        ds.rigid_contact(m, pt, [])
     with pytest.raises(ContactError, match="parallel"):
-        ds.rigid_contacts(m, pt, [ds.Plane((0, 0, 1), 0.0)])
+        ds.rigid_contact(m, pt, [ds.Plane((0, 0, 1), 0.0)])
     with pytest.raises(ContactError, match="multiple of 4"):
-        ds.rigid_contacts(m, pt, pl, formulation="polyhedral", n_directions=6)
+        ds.rigid_contact(m, pt, pl, formulation="polyhedral", n_directions=6)
     with pytest.raises(ContactError, match="body"):
-        ds.rigid_contacts(m, [ds.ContactPoint("nope")], pl)
-    rc = ds.rigid_contacts(m, pt, pl, mu=0.3)
+        ds.rigid_contact(m, [ds.ContactPoint("nope")], pl)
+    rc = ds.rigid_contact(m, pt, pl, mu=0.3)
     with pytest.raises(ValueError, match="whole number of steps"):
-        ds.simulate_lcp(m, jnp.zeros(3), jnp.zeros(3), rc, t1=0.105, dt=0.01)
-    with pytest.raises(ValueError, match="method"):
-        ds.simulate_lcp(m, jnp.zeros(3), jnp.zeros(3), rc, t1=0.1, dt=0.01, method="position")
+        lcp_simulate(m, jnp.zeros(3), jnp.zeros(3), rc, t1=0.105, dt=0.01)
     with pytest.raises(ValueError, match="q0 must have shape"):
-        ds.simulate_lcp(m, jnp.zeros(4), jnp.zeros(3), rc, t1=0.1, dt=0.01)
-    with pytest.raises(TypeError, match="RigidContact"):
-        ds.simulate_lcp(m, jnp.zeros(3), jnp.zeros(3), None, t1=0.1, dt=0.01)
+        lcp_simulate(m, jnp.zeros(4), jnp.zeros(3), rc, t1=0.1, dt=0.01)
+    with pytest.raises(ValueError, match="needs rigid contacts"):
+        lcp_simulate(m, jnp.zeros(3), jnp.zeros(3), None, t1=0.1, dt=0.01)
+    with pytest.raises(ValueError, match="LCP time stepper"):
+        ds.System(m, contact=rc, solver="dopri5", t1=0.1)
+    with pytest.warns(DeprecationWarning, match="simulate_lcp"), pytest.raises(ValueError, match="method"):
+        ds.simulate_lcp(m, jnp.zeros(3), jnp.zeros(3), rc, t1=0.1, dt=0.01, method="position")
+
+
+def test_deprecated_simulate_lcp_gives_the_same_trajectory_as_the_system():
+    """The previous release's entry point (with ``controls=``) still runs, warns, and returns the
+    trajectory ``simulate(System(...))`` gives, its contact forces under ``contact`` (the old
+    attribute names still answer, with a warning)."""
+    m = planar_block()
+    rc = ds.rigid_contact(m, [ds.ContactPoint("block")], [ds.Plane((-0.3, 1.0, 0.0), 0.0)], mu=0.2)
+    push = lambda t, q, v: jnp.array([1.0, 0.0, 0.0]) * t  # noqa: E731
+    new = lcp_simulate(m, jnp.zeros(3), jnp.zeros(3), rc, 0.05, 1e-3, "velocity", controls=push)
+    with pytest.warns(DeprecationWarning, match="simulate_lcp"):
+        old = ds.simulate_lcp(m, jnp.zeros(3), jnp.zeros(3), rc, t1=0.05, dt=1e-3, method="velocity", controls=push)
+    np.testing.assert_array_equal(np.asarray(old.q), np.asarray(new.q))
+    with pytest.warns(DeprecationWarning, match="contact.lambda_N"):
+        np.testing.assert_array_equal(np.asarray(old.lambda_N), np.asarray(new.contact.lambda_N))

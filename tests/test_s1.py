@@ -22,7 +22,7 @@ def first_burst():
 
 def test_first_impacts_are_a_symmetric_burst_of_three(first_burst):
     tr, a = first_burst
-    assert tr.ok, tr.status
+    assert tr.ok, tr.message
     imp = s1.impact_summary(a)
     assert imp["per_joint"] == {"O1": 3, "O2": 0, "O3": 0, "O4": 3}  # paper: bursts of 3 (fig 7)
     np.testing.assert_allclose(imp["onset_times"]["O1"], imp["onset_times"]["O4"], rtol=0, atol=1e-9)

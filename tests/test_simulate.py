@@ -33,7 +33,7 @@ def arm():
 def test_free_floating_tree_conserves_momentum_and_energy_over_10s(floating):
     m, q0, v0 = floating
     tr = ds.simulate(m, q0, v0, 10.0, solver="dopri8", rtol=1e-14, atol=1e-14, saveat=51)
-    assert tr.ok, tr.status
+    assert tr.ok, tr.message
     h = jax.vmap(lambda q, v: ds.spatial_momentum(m, q, v))(tr.q, tr.v)
     E = tr.energy()
     assert float(jnp.max(jnp.abs(h - h[0])) / jnp.max(jnp.abs(h[0]))) <= 1e-11
@@ -101,8 +101,8 @@ def test_nonfinite_state_is_reported_never_silent():
     q0, v0 = jnp.zeros(3), jnp.zeros(3)
     blow_up = lambda t, q, v: jnp.where(t > 0.2, jnp.nan, 0.0) * jnp.ones(3)  # noqa: E731
     tr = ds.simulate(m, q0, v0, 1.0, tau=blow_up, throw=False, max_steps=500)
-    assert int(tr.result) == ds.Status.NONFINITE
-    assert "non-finite" in tr.status and not tr.ok
+    assert int(tr.status) == ds.Status.NONFINITE
+    assert "non-finite" in tr.message and not tr.ok
     with pytest.raises(Exception, match="non-finite"):
         ds.simulate(m, q0, v0, 1.0, tau=blow_up, throw=True, max_steps=500)
     with pytest.raises(Exception, match="not finite"):
@@ -122,7 +122,7 @@ def test_max_steps_status_and_input_errors():
     m = arm()
     q0, v0 = jnp.zeros(3), jnp.ones(3)
     tr = ds.simulate(m, q0, v0, 5.0, rtol=1e-12, atol=1e-12, max_steps=5, throw=False)
-    assert int(tr.result) == ds.Status.MAX_STEPS_REACHED and "max_steps" in tr.status
+    assert int(tr.status) == ds.Status.MAX_STEPS_REACHED and "max_steps" in tr.message
     with pytest.raises(Exception, match="max_steps|maximum number of solver steps"):
         ds.simulate(m, q0, v0, 5.0, rtol=1e-12, atol=1e-12, max_steps=5, throw=True)
     with pytest.raises(ValueError, match=r"q0 must have shape \(3,\)"):
@@ -170,4 +170,4 @@ def test_loads_world_local_timeseries():
     vals = jnp.zeros((11, 6)).at[:, 5].set(ts)  # M_z = t
     tr = ds.simulate(m, q0, v0, 1.0, tau=ds.TimeSeries(ts, vals), rtol=1e-12, atol=1e-12, saveat=3)
     np.testing.assert_allclose(tr.v[-1, 5], 0.5 / 0.4, rtol=1e-9)  # ω_z = ∫ t dt / Izz
-    assert "success" == tr.status
+    assert "success" == tr.message

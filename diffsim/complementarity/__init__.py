@@ -1,10 +1,9 @@
 """Complementarity (rigid, unilateral) contact: Lemke's algorithm with implicit derivatives
-(:mod:`.lemke`), acceleration- and velocity-level contact LCPs (:mod:`.rigid`) and fixed-step
-simulation with them (:mod:`.timestepping`)."""
+(:mod:`.lemke`) and acceleration- and velocity-level contact LCPs (:mod:`.rigid`). Fixed-step
+simulation with them is :mod:`diffsim.simulation.lcp`."""
 
 from .lemke import LCPError, LCPStatus, lemke
-from .rigid import OPEN, SLIDE, STICK, ContactKinematics, RigidContact, rigid_contacts
-from .timestepping import LCPTrajectory, lcp_step, simulate_lcp
+from .rigid import OPEN, SLIDE, STICK, ContactKinematics, RigidContact, rigid_contact
 
 __all__ = [
     "LCPError",
@@ -15,8 +14,5 @@ __all__ = [
     "STICK",
     "ContactKinematics",
     "RigidContact",
-    "rigid_contacts",
-    "LCPTrajectory",
-    "lcp_step",
-    "simulate_lcp",
+    "rigid_contact",
 ]

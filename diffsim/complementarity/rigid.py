@@ -53,9 +53,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..contact.geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry
+from .._util import is_concrete
+from ..contact.geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry, geometry_param_refs
 from ..dynamics.configuration import configuration_rate
 from ..model.model import Model
+from ..model.params import ParamRef, attribute_ref, nested_refs
 
 FORMULATIONS = ("planar", "polyhedral")
 
@@ -84,7 +86,7 @@ class ContactKinematics(eqx.Module):
 
 
 class RigidContact(eqx.Module):
-    """Rigid contacts of a model (build with :func:`rigid_contacts`)."""
+    """Rigid contacts of a model (build with :func:`rigid_contact`)."""
 
     geometry: ContactGeometry
     mu: jax.Array  # [nc]
@@ -233,7 +235,15 @@ class RigidContact(eqx.Module):
         return jnp.where(nrm > 0, s / jnp.where(nrm > 0, nrm, 1.0), 0.0)
 
 
-def rigid_contacts(
+def rigid_contact_param_refs(contact: RigidContact) -> dict[str, ParamRef]:
+    """Named parameters of rigid contacts (without the ``contact.`` prefix a
+    :class:`diffsim.System` adds): ``mu`` [nc], ``restitution`` [nc] and the geometry's."""
+    refs = {k: attribute_ref(k, (k,)) for k in ("mu", "restitution")}
+    refs.update(nested_refs(geometry_param_refs(contact.geometry), "geometry"))
+    return refs
+
+
+def rigid_contact(
     model: Model,
     points: Sequence[ContactPoint],
     planes: Sequence[Plane],
@@ -263,10 +273,9 @@ def rigid_contacts(
     mu = jnp.broadcast_to(jnp.asarray(mu, dtype), (nc,))
     e = jnp.broadcast_to(jnp.asarray(restitution, dtype), (nc,))
     for name, x, lo, hi in (("friction coefficient mu", mu, 0.0, np.inf), ("restitution", e, 0.0, 1.0)):
-        try:
-            xv = np.asarray(x)
-        except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        if not is_concrete(x):
             continue
+        xv = np.asarray(x)
         if not np.all(np.isfinite(xv)) or np.any(xv < lo) or np.any(xv > hi):
             raise ContactError(f"{name} must be in [{lo}, {hi}], got {xv.tolist()}")
     n = geom.plane_normal[np.array([b for _, _, b in geom.pairs], dtype=np.int32)]
@@ -274,11 +283,8 @@ def rigid_contacts(
         ez = jnp.asarray(plane_of_motion, dtype)
         t = jnp.cross(n, ez)
         tn = jnp.linalg.norm(t, axis=-1, keepdims=True)
-        try:
-            parallel = bool(np.any(np.asarray(tn) < 1e-12))
-        except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-            parallel = False  # traced normals (e.g. differentiating w.r.t. the plane): not checkable
-        if parallel:
+        # traced normals (e.g. differentiating w.r.t. the plane) cannot be checked
+        if is_concrete(tn) and bool(np.any(np.asarray(tn) < 1e-12)):
             raise ContactError("planar contact: a plane normal is parallel to the normal of the plane of motion")
         D = (t / tn)[:, None, :]
     else:

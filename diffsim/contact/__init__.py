@@ -1,11 +1,15 @@
 """Compliant contact: geometry (:mod:`.geometry`), normal-force and friction laws
-(:mod:`.laws`), the contact model and its impact memory (:mod:`.model`) and the simulation
-loop with located events and work–energy bookkeeping (:mod:`.simulate`)."""
+(:mod:`.laws`) and the contact model with its impact memory (:mod:`.model`). The simulation loop
+with located events and the work–energy bookkeeping is :mod:`diffsim.simulation.compliant`."""
 
 from .geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry
 from .laws import (
     FRICTION_LAWS,
     NORMAL_LAWS,
+    AbstractFrictionLaw,
+    AbstractHysteresisLaw,
+    AbstractNormalLaw,
+    AbstractStatefulFrictionLaw,
     Ambrosio,
     BengisuAkay,
     Coulomb,
@@ -24,14 +28,16 @@ from .laws import (
     friction_law,
     normal_law,
 )
-from .model import MODES, Contact, ContactForces, contact
-from .simulate import WORK_NAMES, ContactRecord
+from .model import MODES, Contact, ContactForces, Events, Smooth, compliant_contact
 
 __all__ = [
     "FRICTION_LAWS",
     "MODES",
     "NORMAL_LAWS",
-    "WORK_NAMES",
+    "AbstractFrictionLaw",
+    "AbstractHysteresisLaw",
+    "AbstractNormalLaw",
+    "AbstractStatefulFrictionLaw",
     "Ambrosio",
     "BengisuAkay",
     "Contact",
@@ -39,9 +45,9 @@ __all__ = [
     "ContactForces",
     "ContactGeometry",
     "ContactPoint",
-    "ContactRecord",
     "Coulomb",
     "CoulombViscous",
+    "Events",
     "Flores",
     "Gonthier",
     "Hertz",
@@ -51,10 +57,11 @@ __all__ = [
     "LinearSpringDamper",
     "LuGre",
     "Plane",
+    "Smooth",
     "SmoothCoulomb",
     "Stribeck",
     "Threlfall",
-    "contact",
+    "compliant_contact",
     "contact_geometry",
     "friction_law",
     "normal_law",

@@ -29,7 +29,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._util import is_concrete
+from ..dynamics.jacobians import link_jacobians
+from ..dynamics.kinematics import frames
 from ..model.model import Model
+from ..model.params import ParamRef, conform
+from ..spatial import safe_norm
 
 
 class ContactError(ValueError):
@@ -55,13 +60,6 @@ class Plane(eqx.Module):
     normal: jax.Array | tuple = (0.0, 0.0, 1.0)
     offset: jax.Array | float = 0.0
     velocity: jax.Array | tuple = (0.0, 0.0, 0.0)
-
-
-def _safe_norm(x, axis=-1):
-    """``|x|`` with a finite (zero) gradient at ``x = 0``."""
-    ss = jnp.sum(x * x, axis=axis)
-    pos = ss > 0
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, ss, 1.0)), 0.0)
 
 
 class ContactGeometry(eqx.Module):
@@ -91,27 +89,15 @@ class ContactGeometry(eqx.Module):
     # ---- kinematics -----------------------------------------------------------------------
     def _frames(self, model: Model, q):
         """World rotations and origins of the frames the points live in: ``[npt, 3, 3]``, ``[npt, 3]``."""
-        if model.topology.has_flex:
-            from ..flexible.kinematics import frames
-
-            Hb, He = frames(model, q)
-            Rb, pb, Re, pe = Hb[:, :3, :3], Hb[:, :3, 3], He[:, :3, :3], He[:, :3, 3]
-        else:
-            from ..dynamics.kinematics import forward_kinematics
-
-            k = forward_kinematics(model, q)
-            Rb, pb, Re, pe = k.R, k.p, k.R, k.p
+        Hb, He = frames(model, q)
         b = np.asarray(self.bodies, dtype=np.int32)
         end = np.asarray(self.at_end, dtype=bool)
-        R = jnp.where(end[:, None, None], Re[b], Rb[b])
-        p = jnp.where(end[:, None], pe[b], pb[b])
-        return R, p
+        H = jnp.where(end[:, None, None], He[b], Hb[b])
+        return H[:, :3, :3], H[:, :3, 3]
 
     def _frame_jacobians(self, model: Model, q):
         """``[npt, 6, nv]``: the twist ``[ω; v]`` of each point's frame (body or deformed end, in
         its own coordinates) per unit generalised velocity (:func:`diffsim.flexible.link_jacobians`)."""
-        from ..flexible.composite import link_jacobians
-
         Pi, Pe = link_jacobians(model, q)
         return jnp.stack([Pe[b] @ Pi[b] if end and Pe[b] is not None else Pi[b][:6]
                           for b, end in zip(self.bodies, self.at_end)])
@@ -142,7 +128,7 @@ class ContactGeometry(eqx.Module):
                 ob.append(jnp.zeros(3, c.dtype))
             else:
                 d = c[a] - c[b]
-                dist = _safe_norm(d)
+                dist = safe_norm(d)
                 n = d / jnp.where(dist > 0, dist, 1.0)
                 ds.append(self.radius[a] + self.radius[b] - dist)
                 ob.append(self.radius[b] * n)
@@ -189,6 +175,30 @@ class ContactGeometry(eqx.Module):
         return delta, -un, n, v_t, u, apply
 
 
+def _geometry_field_ref(name: str, field: str, idx: int) -> ParamRef:
+    def get(g):
+        return getattr(g, field)[idx]
+
+    def set_(g, value):
+        arr = getattr(g, field)
+        return eqx.tree_at(lambda gg: getattr(gg, field), g, arr.at[idx].set(conform(name, value, arr[idx])))
+
+    return ParamRef(get, set_)
+
+
+def geometry_param_refs(geometry: ContactGeometry) -> dict[str, ParamRef]:
+    """Named parameters of the contact geometry: ``<point>.radius`` [m], ``<point>.pos`` [m]
+    (body or end frame), ``plane<j>.offset`` [m], ``plane<j>.velocity`` [m/s]."""
+    refs = {}
+    for k, name in enumerate(geometry.point_names):
+        refs[f"{name}.radius"] = _geometry_field_ref(f"{name}.radius", "radius", k)
+        refs[f"{name}.pos"] = _geometry_field_ref(f"{name}.pos", "pos", k)
+    for j in range(geometry.plane_offset.shape[0]):
+        refs[f"plane{j}.offset"] = _geometry_field_ref(f"plane{j}.offset", "plane_offset", j)
+        refs[f"plane{j}.velocity"] = _geometry_field_ref(f"plane{j}.velocity", "plane_velocity", j)
+    return refs
+
+
 def contact_geometry(
     model: Model, points: Sequence[ContactPoint], planes: Sequence[Plane] = (), sphere_pairs: Sequence = ()
 ) -> ContactGeometry:
@@ -216,7 +226,7 @@ def contact_geometry(
         if p.shape != (3,):
             raise ContactError(f"contact point {cp.name or k}: pos must have 3 components, got shape {p.shape}")
         r = jnp.asarray(cp.radius, dtype)
-        if _concrete(r) and not float(r) >= 0.0:
+        if is_concrete(r) and not float(r) >= 0.0:
             raise ContactError(f"contact point {cp.name or k}: radius must be >= 0, got {cp.radius}")
         bodies.append(bi)
         at_end.append(cp.at == "end")
@@ -232,7 +242,7 @@ def contact_geometry(
         nv = jnp.asarray(pl.normal, dtype)
         if nv.shape != (3,):
             raise ContactError(f"plane {j}: normal must have 3 components, got shape {nv.shape}")
-        if _concrete(nv) and not float(jnp.linalg.norm(nv)) > 0:
+        if is_concrete(nv) and not float(jnp.linalg.norm(nv)) > 0:
             raise ContactError(f"plane {j}: the normal must be non-zero")
         nv = nv / jnp.linalg.norm(nv)
         w = jnp.asarray(pl.velocity, dtype)
@@ -272,7 +282,3 @@ def contact_geometry(
         plane_offset=jnp.stack(off) if off else jnp.zeros((0,), dtype),
         plane_velocity=jnp.stack(vel) if vel else z3,
     )
-
-
-def _concrete(x):
-    return not isinstance(x, jax.core.Tracer)

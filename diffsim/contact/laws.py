@@ -31,9 +31,14 @@ Threlfall, Bengisu–Akay, and LuGre (a bristle state ``z`` with its own rate eq
 
 from __future__ import annotations
 
+import abc
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from .._util import is_concrete
 
 
 def _softplus(x, width):
@@ -43,16 +48,26 @@ def _softplus(x, width):
     return width * jax.nn.softplus(x / width)
 
 
-class NormalForceLaw(eqx.Module):
-    """``F_N = K Δⁿ [1 + χ′ Δ̇/Δ̇⁽⁻⁾]`` (module docstring); subclasses define ``chi``."""
+class AbstractNormalLaw(eqx.Module):
+    """A normal-force law ``F_N(Δ, Δ̇, Δ̇⁽⁻⁾) ≥ 0``: penetration [m], its rate [m/s] and the rate at
+    the instant of impact [m/s] (the law's memory; laws without hysteresis ignore it)."""
+
+    @abc.abstractmethod
+    def __call__(self, delta, delta_dot, delta_dot_impact):
+        """Normal force [N] (never pulling)."""
+
+
+class AbstractHysteresisLaw(AbstractNormalLaw):
+    """``F_N = K Δⁿ [1 + χ′ Δ̇/Δ̇⁽⁻⁾]`` (module docstring); the final subclasses define ``chi``."""
 
     K: jax.Array | float  # stiffness, N/mⁿ
     c_r: jax.Array | float = 1.0  # nominal coefficient of restitution, (0, 1]
     n: float = eqx.field(static=True, default=1.5)
     smooth: float = eqx.field(static=True, default=0.0)
 
+    @abc.abstractmethod
     def chi(self):
-        raise NotImplementedError
+        """The hysteresis factor ``χ′(c_r)``."""
 
     def __call__(self, delta, delta_dot, delta_dot_impact):
         d = _softplus(delta, self.smooth)
@@ -61,37 +76,37 @@ class NormalForceLaw(eqx.Module):
         return jnp.where(delta > 0, f, 0.0) if not self.smooth else f
 
 
-class Hertz(NormalForceLaw):
+class Hertz(AbstractHysteresisLaw):
     def chi(self):
         return 0.0
 
 
-class HuntCrossley(NormalForceLaw):
+class HuntCrossley(AbstractHysteresisLaw):
     def chi(self):
         return 1.5 * (1.0 - self.c_r)
 
 
-class LankaraniNikravesh(NormalForceLaw):
+class LankaraniNikravesh(AbstractHysteresisLaw):
     def chi(self):
         return 0.75 * (1.0 - self.c_r**2)
 
 
-class Gonthier(NormalForceLaw):
+class Gonthier(AbstractHysteresisLaw):
     def chi(self):
         return (1.0 - self.c_r**2) / self.c_r
 
 
-class Flores(NormalForceLaw):
+class Flores(AbstractHysteresisLaw):
     def chi(self):
         return 1.6 * (1.0 - self.c_r) / self.c_r
 
 
-class HuGuo(NormalForceLaw):
+class HuGuo(AbstractHysteresisLaw):
     def chi(self):
         return 1.5 * (1.0 - self.c_r) / self.c_r
 
 
-class LinearSpringDamper(eqx.Module):
+class LinearSpringDamper(AbstractNormalLaw):
     """``F_N = K Δ + c Δ̇`` for ``Δ > 0``, clipped at zero (no adhesion)."""
 
     K: jax.Array | float
@@ -126,18 +141,12 @@ def normal_law(name: str, **params):
     return NORMAL_LAWS[key](**params)
 
 
-def _concrete(x):
-    return not any(isinstance(v, jax.core.Tracer) for v in jax.tree_util.tree_leaves(x))
-
-
 def _check(params):
-    import numpy as np
-
     for name, lo, lo_ok, hi in (("K", 0.0, True, None), ("c", 0.0, True, None), ("c_r", 0.0, False, 1.0),
                                 ("n", 0.0, False, None), ("smooth", 0.0, True, None), ("mu_k", 0.0, True, None),
                                 ("mu_s", 0.0, True, None), ("v0", 0.0, False, None), ("v1", 0.0, False, None),
                                 ("width", 0.0, False, None), ("viscous", 0.0, True, None)):
-        if name not in params or not _concrete(params[name]):
+        if name not in params or not is_concrete(params[name]):
             continue
         v = np.asarray(params[name], float)
         bad = np.any(v < lo) if lo_ok else np.any(v <= lo)
@@ -153,7 +162,29 @@ def _check(params):
 # ----------------------------------------------------------------------------------------
 
 
-class Coulomb(eqx.Module):
+class AbstractFrictionLaw(eqx.Module):
+    """A friction law of the slip velocity: ``F_T(v, F_N)`` opposing ``v`` (elementwise; with
+    ``F_N = 1`` its ``μ`` parameters are forces, which is how joint friction uses it)."""
+
+    @abc.abstractmethod
+    def __call__(self, v, f_n):
+        """Friction force [N] (or torque) for slip velocity ``v`` and normal force ``f_n``."""
+
+
+class AbstractStatefulFrictionLaw(eqx.Module):
+    """A friction law with an internal state per contact that the simulation integrates (the
+    state has the shape of the slip velocity): ``z_rate(v, z)`` and ``F_T(v, F_N, z)``."""
+
+    @abc.abstractmethod
+    def z_rate(self, v, z, speed=None):
+        """``ż`` of the law's state."""
+
+    @abc.abstractmethod
+    def __call__(self, v, f_n, z, zdot=None):
+        """Friction force for slip velocity ``v``, normal force ``f_n`` and state ``z``."""
+
+
+class Coulomb(AbstractFrictionLaw):
     """``F_T = −μ_k F_N sgn(v)`` (exact: zero at ``v = 0``; not differentiable there)."""
 
     mu_k: jax.Array | float
@@ -162,7 +193,7 @@ class Coulomb(eqx.Module):
         return -self.mu_k * f_n * jnp.sign(v)
 
 
-class SmoothCoulomb(eqx.Module):
+class SmoothCoulomb(AbstractFrictionLaw):
     """``F_T = −μ_k F_N s(v/ε)`` with ``s = tanh`` or ``(2/π) arctan``; ``ε → 0`` gives Coulomb."""
 
     mu_k: jax.Array | float
@@ -175,7 +206,7 @@ class SmoothCoulomb(eqx.Module):
         return -self.mu_k * f_n * s
 
 
-class CoulombViscous(eqx.Module):
+class CoulombViscous(AbstractFrictionLaw):
     """Smoothed Coulomb plus viscous: ``F_T = −μ_k F_N tanh(v/ε) − c_v v``."""
 
     mu_k: jax.Array | float
@@ -186,7 +217,7 @@ class CoulombViscous(eqx.Module):
         return -self.mu_k * f_n * jnp.tanh(v / self.width) - self.viscous * v
 
 
-class Stribeck(eqx.Module):
+class Stribeck(AbstractFrictionLaw):
     """``μ(v) = μ_k + (μ_s − μ_k) exp(−(|v|/v_s)^δ)`` (+ viscous), smoothed sign of width ε."""
 
     mu_k: jax.Array | float
@@ -201,7 +232,7 @@ class Stribeck(eqx.Module):
         return -mu * f_n * jnp.tanh(v / self.width) - self.viscous * v
 
 
-class Ambrosio(eqx.Module):
+class Ambrosio(AbstractFrictionLaw):
     """Seed 001 eq 24: ``0`` for ``|v| ≤ v0``, ``μ_k F_N (|v| − v0)/(v1 − v0)`` between,
     ``μ_k F_N`` for ``|v| ≥ v1``, opposing ``v``."""
 
@@ -215,7 +246,7 @@ class Ambrosio(eqx.Module):
         return -self.mu_k * f_n * ramp * jnp.sign(v)
 
 
-class Threlfall(eqx.Module):
+class Threlfall(AbstractFrictionLaw):
     """Threlfall (1978): ``F_T = −μ_k F_N (1 − exp(−3|v|/v0)) sgn(v)``."""
 
     mu_k: jax.Array | float
@@ -225,7 +256,7 @@ class Threlfall(eqx.Module):
         return -self.mu_k * f_n * (1.0 - jnp.exp(-3.0 * jnp.abs(v) / self.v0)) * jnp.sign(v)
 
 
-class BengisuAkay(eqx.Module):
+class BengisuAkay(AbstractFrictionLaw):
     """Bengisu & Akay (1994): ``μ = μ_s − μ_s (|v| − v0)²/v0²`` for ``|v| ≤ v0`` (rising to
     ``μ_s`` at ``v0``), then ``μ_k + (μ_s − μ_k) exp(−ζ (|v| − v0))``; opposing ``v``."""
 
@@ -241,7 +272,7 @@ class BengisuAkay(eqx.Module):
         return -jnp.where(a <= self.v0, low, high) * f_n * jnp.sign(v)
 
 
-class LuGre(eqx.Module):
+class LuGre(AbstractStatefulFrictionLaw):
     """LuGre (Canudas de Wit et al. 1995), per unit normal force: bristle deflection ``z`` [m]
     with ``ż = v − σ0 |v| z / g(v)``, ``g(v) = μ_k + (μ_s − μ_k) exp(−(v/v_s)²)``, and
     ``F_T = −F_N (σ0 z + σ1 ż) − σ2 v``. ``z`` is a state the simulation integrates
@@ -257,11 +288,16 @@ class LuGre(eqx.Module):
     def g(self, v):
         return self.mu_k + (self.mu_s - self.mu_k) * jnp.exp(-((v / self.v_s) ** 2))
 
-    def z_rate(self, v, z):
-        return v - self.sigma0 * jnp.abs(v) * z / self.g(v)
+    def z_rate(self, v, z, speed=None):
+        """``ż = v − σ0 |v| z / g(|v|)``; ``v`` the slip velocity (a scalar or a vector, then
+        ``speed`` = its norm [..., 1])."""
+        s = jnp.abs(v) if speed is None else speed
+        return v - self.sigma0 * s * z / self.g(s)
 
-    def __call__(self, v, f_n, z):
-        return -f_n * (self.sigma0 * z + self.sigma1 * self.z_rate(v, z)) - self.sigma2 * v
+    def __call__(self, v, f_n, z, zdot=None):
+        """``F_T = −F_N (σ0 z + σ1 ż) − σ2 v`` (``zdot``: ``ż`` if already known)."""
+        zdot = self.z_rate(v, z) if zdot is None else zdot
+        return -f_n * (self.sigma0 * z + self.sigma1 * zdot) - self.sigma2 * v
 
 
 FRICTION_LAWS = {
@@ -283,7 +319,7 @@ def friction_law(name: str, **params):
     if key not in FRICTION_LAWS:
         raise ValueError(f"unknown friction law {name!r}; choose one of {sorted(FRICTION_LAWS)}")
     _check(params)
-    if key == "ambrosio" and _concrete(params) and "v0" in params and "v1" in params:
+    if key == "ambrosio" and is_concrete(params) and "v0" in params and "v1" in params:
         if not float(params["v1"]) > float(params["v0"]):
             raise ValueError(f"Ambrosio friction needs v1 > v0, got v0 = {params['v0']}, v1 = {params['v1']}")
     return FRICTION_LAWS[key](**params)

@@ -29,10 +29,33 @@ import jax
 import jax.numpy as jnp
 
 from ..model.model import Model
-from .geometry import ContactError, ContactGeometry, ContactPoint, Plane, _safe_norm, contact_geometry
-from .laws import FRICTION_LAWS, NORMAL_LAWS, LinearSpringDamper, LuGre, NormalForceLaw, friction_law, normal_law
+from ..model.params import ParamRef, array_fields, attribute_ref, nested_refs
+from ..spatial import safe_norm
+from .geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry, geometry_param_refs
+from .laws import (
+    NORMAL_LAWS,
+    AbstractFrictionLaw,
+    AbstractNormalLaw,
+    AbstractStatefulFrictionLaw,
+    friction_law,
+    normal_law,
+)
 
 MODES = ("events", "smooth")
+
+
+class Events(eqx.Module):
+    """Impact memory captured at located onset events (exact; seed 001's method): onset and
+    separation of every pair are diffrax events located to ``time_tol`` [s]."""
+
+    time_tol: float = eqx.field(static=True, default=1e-12)
+
+
+class Smooth(eqx.Module):
+    """No events: a memory state per pair relaxing with time constant ``memory_tau`` [s]
+    (module docstring); with smoothed laws, smooth in every parameter (for gradients)."""
+
+    memory_tau: jax.Array | float = 1e-4
 
 
 class ContactForces(eqx.Module):
@@ -54,20 +77,32 @@ class Contact(eqx.Module):
     """Everything :func:`diffsim.simulate` needs for contact (build with :func:`contact`)."""
 
     geometry: ContactGeometry
-    normal: eqx.Module
-    friction: eqx.Module | None
-    mode: str = eqx.field(static=True, default="events")
-    memory_tau: jax.Array | float = 1e-4
+    normal: AbstractNormalLaw
+    friction: AbstractFrictionLaw | AbstractStatefulFrictionLaw | None
+    formulation: Events | Smooth = Events()
     v_impact_min: jax.Array | float = 1e-4
-    event_time_tol: float = eqx.field(static=True, default=1e-12)
 
     @property
     def n_pairs(self) -> int:
         return self.geometry.n_pairs
 
     @property
+    def mode(self) -> str:
+        """``'events'`` or ``'smooth'`` (the formulation's name)."""
+        return "smooth" if isinstance(self.formulation, Smooth) else "events"
+
+    @property
+    def memory_tau(self):
+        return self.formulation.memory_tau if isinstance(self.formulation, Smooth) else None
+
+    @property
+    def event_time_tol(self) -> float:
+        return self.formulation.time_tol if isinstance(self.formulation, Events) else 1e-12
+
+    @property
     def has_lugre(self) -> bool:
-        return isinstance(self.friction, LuGre)
+        """The friction law has a state (LuGre's bristles) that the simulation integrates."""
+        return isinstance(self.friction, AbstractStatefulFrictionLaw)
 
     def _smooth_width(self):
         return getattr(self.normal, "smooth", 0.0)
@@ -87,14 +122,13 @@ class Contact(eqx.Module):
         z = zr if z is None else z
         if self.friction is None:
             f_t = jnp.zeros((nc, 3), delta.dtype)
-        elif isinstance(self.friction, LuGre):
-            s = _safe_norm(v_t)
+        elif isinstance(self.friction, AbstractStatefulFrictionLaw):
             lg = self.friction
-            zr = v_t - lg.sigma0 * s[:, None] * z / lg.g(s)[:, None]
+            zr = lg.z_rate(v_t, z, safe_norm(v_t)[:, None])
             zr = jnp.where((delta > 0)[:, None], zr, 0.0)  # bristles only exist in contact
-            f_t = -f_n[:, None] * (lg.sigma0 * z + lg.sigma1 * zr) - lg.sigma2 * v_t * (f_n > 0)[:, None]
+            f_t = lg(v_t * (f_n > 0)[:, None], f_n[:, None], z, zdot=zr)  # viscous part only in contact
         else:
-            s = _safe_norm(v_t)
+            s = safe_norm(v_t)
             t_hat = v_t / jnp.where(s > 0, s, 1.0)[:, None]
             f_t = self.friction(s, f_n)[:, None] * t_hat  # the law returns −μ(s) F_N for s > 0
         F = f_n[:, None] * n + f_t
@@ -117,7 +151,27 @@ class Contact(eqx.Module):
         return (1.0 - s) * (delta_dot - memory) / self.memory_tau
 
 
-def contact(
+def contact_param_refs(contact: Contact) -> dict[str, ParamRef]:
+    """Named parameters of a compliant contact (without the ``contact.`` prefix a
+    :class:`diffsim.System` adds): the normal law's constants (``K``, ``c_r``, ``c``), the
+    friction law's (``mu_k``, ``mu_s``, ``v_s``, ``width``, ``viscous``, ``v0``, ``v1``, ``zeta``,
+    ``sigma0``, ``sigma1``, ``sigma2``), ``v_impact_min``, the smooth formulation's
+    ``memory_tau`` and the geometry's (:func:`~.geometry.geometry_param_refs`)."""
+    refs = {}
+    for part in ("normal", "friction"):
+        law = getattr(contact, part)
+        for k in array_fields(law):
+            if k in refs:
+                raise ContactError(f"the normal and friction laws both have a parameter {k!r}")
+            refs[k] = attribute_ref(k, (part, k))
+    refs["v_impact_min"] = attribute_ref("v_impact_min", ("v_impact_min",))
+    if isinstance(contact.formulation, Smooth):
+        refs["memory_tau"] = attribute_ref("memory_tau", ("formulation", "memory_tau"))
+    refs.update(nested_refs(geometry_param_refs(contact.geometry), "geometry"))
+    return refs
+
+
+def compliant_contact(
     model: Model,
     points: Sequence[ContactPoint],
     planes: Sequence[Plane] = (),
@@ -125,12 +179,14 @@ def contact(
     sphere_pairs: Sequence = (),
     normal=None,
     friction=None,
-    mode: str = "events",
+    formulation: Events | Smooth | None = None,
+    mode: str | None = None,
     memory_tau: float = 1e-4,
     v_impact_min: float = 1e-4,
     event_time_tol: float = 1e-12,
 ) -> Contact:
-    """Build a :class:`Contact` for ``simulate(..., contact=...)``.
+    """Build a compliant :class:`Contact` for a :class:`diffsim.System` (or ``simulate(...,
+    contact=...)``).
 
     Args:
         model: the model the points live on (body names are checked).
@@ -142,34 +198,40 @@ def contact(
             ``normal_law('hu-guo', K=1.4e8, c_r=0.8)``) or a ``(name, params)`` tuple.
         friction: a friction law (:func:`diffsim.contact.friction_law`), a ``(name, params)``
             tuple or ``None`` (frictionless).
-        mode: ``'events'`` (impact memory captured at located onset events; exact) or
-            ``'smooth'`` (a memory state, no events; for gradients) — see :mod:`.model`.
-        memory_tau: relaxation time of the smooth-mode memory [s].
+        formulation: :class:`Events` (default; impact memory captured at located onset events,
+            exact) or :class:`Smooth` (a memory state, no events; for gradients) — see the module.
+            ``mode='events'|'smooth'`` with ``memory_tau`` [s] / ``event_time_tol`` [s] is the
+            same choice by name.
         v_impact_min: floor of the impact memory [m/s] (grazing / resting contact).
-        event_time_tol: time tolerance of the located events [s].
     """
-    if mode not in MODES:
-        raise ContactError(f"unknown contact mode {mode!r}; choose one of {MODES}")
+    if formulation is None:
+        mode = "events" if mode is None else mode
+        if mode not in MODES:
+            raise ContactError(f"unknown contact mode {mode!r}; choose one of {MODES}")
+        if not float(memory_tau) > 0 or not float(event_time_tol) > 0:
+            raise ContactError("memory_tau and event_time_tol must be > 0")
+        formulation = Events(float(event_time_tol)) if mode == "events" else Smooth(jnp.asarray(memory_tau, model.dtype))
+    elif mode is not None:
+        raise ContactError("give formulation= or mode=, not both")
+    elif not isinstance(formulation, (Events, Smooth)):
+        raise ContactError(f"formulation must be diffsim.contact.Events or Smooth, got {type(formulation).__name__}")
     if normal is None:
         raise ContactError(f"give a normal-force law (normal=...), one of {sorted(NORMAL_LAWS)}")
     if isinstance(normal, tuple):
         normal = normal_law(normal[0], **normal[1])
     if isinstance(friction, tuple):
         friction = friction_law(friction[0], **friction[1])
-    if not isinstance(normal, (NormalForceLaw, LinearSpringDamper)):
+    if not isinstance(normal, AbstractNormalLaw):
         raise ContactError(f"normal must be a normal-force law, got {type(normal).__name__}")
-    if friction is not None and not isinstance(friction, tuple(FRICTION_LAWS.values())):
+    if friction is not None and not isinstance(friction, (AbstractFrictionLaw, AbstractStatefulFrictionLaw)):
         raise ContactError(f"friction must be a friction law or None, got {type(friction).__name__}")
-    if not float(memory_tau) > 0 or not float(v_impact_min) > 0 or not float(event_time_tol) > 0:
-        raise ContactError("memory_tau, v_impact_min and event_time_tol must be > 0")
+    if not float(v_impact_min) > 0:
+        raise ContactError("v_impact_min must be > 0")
     geom = contact_geometry(model, points, planes, sphere_pairs)
-    dtype = model.dtype
     return Contact(
         geometry=geom,
         normal=normal,
         friction=friction,
-        mode=mode,
-        memory_tau=jnp.asarray(memory_tau, dtype),
-        v_impact_min=jnp.asarray(v_impact_min, dtype),
-        event_time_tol=float(event_time_tol),
+        formulation=formulation,
+        v_impact_min=jnp.asarray(v_impact_min, model.dtype),
     )

@@ -1,25 +1,81 @@
-"""Rigid-body dynamics algorithms (pure functions of one model instance; users vmap)."""
+"""Dynamics of rigid and flexible trees: pure functions of one model instance (users ``vmap``).
 
-from .aba import forward_dynamics
+Module order (each imports only the ones above it): :mod:`.traversal` (the one place that walks
+the tree), :mod:`.configuration`, :mod:`.sections` (flexible-link sections), :mod:`.kinematics`,
+:mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees;
+:mod:`.flexible`, :mod:`.composite` for flexible ones; :mod:`.energy`), and :mod:`.dispatch`, the
+public entry points and the dynamics strategies.
+"""
+
 from .configuration import configuration_rate, difference, integrate, normalize, random_configuration
-from .crba import mass_matrix
-from .energy import (
-    angular_momentum,
-    centre_of_mass,
+from .dispatch import (
+    ABA,
+    AbstractDynamics,
+    Composite,
+    Default,
+    FunctionDynamics,
+    MassMatrix,
+    Sweep,
+    as_dynamics,
+    bias_forces,
+    forward_dynamics,
+    gravity_forces,
+    inverse_dynamics,
     kinetic_energy,
-    linear_momentum,
+    mass_matrix,
     potential_energy,
-    spatial_momentum,
     total_energy,
 )
+from .energy import angular_momentum, centre_of_mass, linear_momentum, spatial_momentum
 from .kinematics import (
     Kinematics,
     body_com,
     body_velocities,
+    end_position,
     forward_kinematics,
+    frames,
     point_jacobian,
     point_velocity,
+    sections_world,
     site_poses,
     world_transforms,
 )
-from .rnea import bias_forces, gravity_forces, inverse_dynamics
+
+__all__ = [
+    "ABA",
+    "AbstractDynamics",
+    "Composite",
+    "Default",
+    "FunctionDynamics",
+    "Kinematics",
+    "MassMatrix",
+    "Sweep",
+    "angular_momentum",
+    "as_dynamics",
+    "bias_forces",
+    "body_com",
+    "body_velocities",
+    "centre_of_mass",
+    "configuration_rate",
+    "difference",
+    "end_position",
+    "forward_dynamics",
+    "forward_kinematics",
+    "frames",
+    "gravity_forces",
+    "integrate",
+    "inverse_dynamics",
+    "kinetic_energy",
+    "linear_momentum",
+    "mass_matrix",
+    "normalize",
+    "point_jacobian",
+    "point_velocity",
+    "potential_energy",
+    "random_configuration",
+    "sections_world",
+    "site_poses",
+    "spatial_momentum",
+    "total_energy",
+    "world_transforms",
+]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from ..model import joints as jt
-from ..model.model import Model
+from ..model.model import Model, neutral_configuration
 
 
 def _per_joint(model: Model, fn, *vecs, kinds, modal=None):
@@ -45,9 +46,5 @@ def normalize(model: Model, q):
 
 def random_configuration(model: Model, key, scale=1.0):
     """A random configuration: ``integrate(neutral, scale · N(0, 1))``."""
-    import jax
-
-    from ..model.model import neutral_configuration
-
     v = scale * jax.random.normal(key, (model.nv,), model.dtype)
     return integrate(model, neutral_configuration(model), v)

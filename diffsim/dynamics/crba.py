@@ -1,4 +1,5 @@
-"""Composite-rigid-body algorithm for the joint-space mass matrix (Featherstone 2008, Table 6.2)."""
+"""Composite-rigid-body algorithm for the joint-space mass matrix of rigid trees (Featherstone
+2008, Table 6.2)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,14 @@ from ..model.model import Model
 from .traversal import JointData, ancestors_pass, backward_pass, body_spatial_inertias
 
 
-def mass_matrix(model: Model, q):
-    """``M(q)`` [nv, nv], armature included, symmetric positive definite (flexible trees:
-    :func:`diffsim.flexible.mass_matrix_flexible`)."""
-    if model.topology.has_flex:
-        from ..flexible.dynamics import mass_matrix_flexible
-
-        return mass_matrix_flexible(model, q)
+def mass_matrix_crba(model: Model, q):
+    """``M(q)`` [nv, nv] of a rigid tree, armature included, symmetric positive definite."""
     t = model.topology
     jd = JointData(model, q)
     Xm = jd.Xm  # i_X_λ(i) [nb, 6, 6]
     Ib = body_spatial_inertias(model)
     # composite inertias, leaves to root: IC_λ += Xᵀ IC_i X
-    IC = backward_pass(t, lambda i, ICi: Xm[i].T @ ICi @ Xm[i], [Ib[i] for i in range(t.nb)])
+    IC, _ = backward_pass(t, lambda i, ICi: (Xm[i].T @ ICi @ Xm[i], None), [Ib[i] for i in range(t.nb)])
     blocks = {}
     for i in range(t.nb):
         if not t.nv_joint[i]:

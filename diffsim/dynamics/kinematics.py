@@ -1,4 +1,10 @@
-"""Forward kinematics, body velocities and point Jacobians."""
+"""Forward kinematics of rigid and flexible trees, body velocities and point Jacobians.
+
+One outward pass (:func:`frames`) places every body frame and its end frame in the world with
+4×4 homogeneous transforms: ``H_i = H_end,λ(i) · H_tree,i · H_J,i`` and, for a flexible link,
+``H_end,i = H_i · H_sec(L, δ_i)`` (the deformed end section, :mod:`.sections`); a rigid body's end
+frame is its body frame. Everything else here (poses, centres of mass, sites) is read off it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import jax.numpy as jnp
 
 from .. import spatial as sp
 from ..model.model import Model
+from .sections import section_pose
 from .traversal import JointData, forward_pass
 
 
@@ -18,7 +25,8 @@ class Kinematics(eqx.Module):
     p: jax.Array  # [nb, 3]
 
 
-def _rigid_only(model: Model, what: str):
+def rigid_only(model: Model, what: str):
+    """Refuse a rigid-tree quantity on a model with flexible links, naming what to use."""
     if model.topology.has_flex:
         raise NotImplementedError(
             f"{what} is not implemented for models with flexible links yet; use diffsim.flexible "
@@ -26,26 +34,36 @@ def _rigid_only(model: Model, what: str):
         )
 
 
-def world_transforms(model: Model, q, jd: JointData | None = None) -> list[sp.Transform]:
-    """``i_X_0`` for each body (world -> body Plücker transforms)."""
-    if model.topology.has_flex:
-        from ..flexible.kinematics import frames
+def frames(model: Model, q, jd: JointData | None = None):
+    """``(H_body [nb, 4, 4], H_end [nb, 4, 4])``: world pose of every body frame and of its
+    (deformed) end frame (= the body frame for a rigid body)."""
+    t = model.topology
+    jd = jd if jd is not None else JointData(model, q[: t.nq_rigid])
+    HJ = sp.homogeneous(jd.XJ.rotation, jd.XJ.translation)  # child placed in the predecessor
+    Ht = sp.homogeneous(model.tree_rot, model.tree_pos)
 
-        H = frames(model, q)[0]
-        return [sp.Transform.from_placement(H[i, :3, :3], H[i, :3, 3]) for i in range(model.nb)]
-    jd = jd if jd is not None else JointData(model, q)
-    return forward_pass(model.topology, lambda i, X_p: jd.X[i] if X_p is None else jd.X[i] @ X_p, None)
+    def kernel(i, parent):
+        H = Ht[i] @ HJ[i] if parent is None else parent[1] @ Ht[i] @ HJ[i]
+        fb = model.flex[i] if model.flex else None
+        if fb is None:
+            return H, H
+        R, pe = section_pose(fb.end_x, fb.end_phi_d, fb.end_phi_r, fb.end_fore, q[t.e_q_slice(i)], fb.stiffening)
+        return H, H @ sp.homogeneous(R, pe)
+
+    out = forward_pass(t, kernel)
+    return jnp.stack([o[0] for o in out]), jnp.stack([o[1] for o in out])
 
 
 def forward_kinematics(model: Model, q) -> Kinematics:
     """Body poses in the world frame (flexible links: children at the deformed ends)."""
-    if model.topology.has_flex:
-        from ..flexible.kinematics import frames
+    H = frames(model, q)[0]
+    return Kinematics(R=H[:, :3, :3], p=H[:, :3, 3])
 
-        H = frames(model, q)[0]
-        return Kinematics(R=H[:, :3, :3], p=H[:, :3, 3])
-    X0 = world_transforms(model, q)
-    return Kinematics(R=jnp.stack([X.rotation for X in X0]), p=jnp.stack([X.translation for X in X0]))
+
+def world_transforms(model: Model, q) -> sp.Transform:
+    """``i_X_0`` of every body (world -> body Plücker transforms, batched over bodies)."""
+    k = forward_kinematics(model, q)
+    return sp.Transform.from_placement(k.R, k.p)
 
 
 def body_com(model: Model, q):
@@ -63,15 +81,26 @@ def site_poses(model: Model, q):
     return R, p
 
 
-def body_velocities(model: Model, q, v, jd: JointData | None = None) -> list:
-    """Spatial velocity ``[ω; v]`` of each body, body coordinates, at the body origin."""
-    _rigid_only(model, "body_velocities")
+def end_position(model: Model, q, i: int):
+    """World position of link ``i``'s (deformed) end."""
+    return frames(model, q)[1][i][:3, 3]
+
+
+def sections_world(model: Model, q, i: int):
+    """World rotations [ng, 3, 3] and positions [ng, 3] of flexible link ``i``'s sections."""
+    t = model.topology
+    fb = model.flex[i]
+    H = frames(model, q)[0][i]
+    R, p = section_pose(fb.x, fb.phi_d, fb.phi_r, fb.fore, q[t.e_q_slice(i)], fb.stiffening)
+    return H[:3, :3] @ R, p @ H[:3, :3].T + H[:3, 3]
+
+
+def body_velocities(model: Model, q, v, jd: JointData | None = None):
+    """Spatial velocity ``[ω; v]`` of each body ``[nb, 6]``, body coordinates, at the body
+    origin (rigid trees)."""
+    rigid_only(model, "body_velocities")
     jd = jd if jd is not None else JointData(model, q, v)
-    return forward_pass(
-        model.topology,
-        lambda i, v_p: jd.vJ[i] if v_p is None else jd.Xm[i] @ v_p + jd.vJ[i],
-        None,
-    )
+    return jnp.stack(forward_pass(model.topology, lambda i, v_p: jd.vJ[i] if v_p is None else jd.Xm[i] @ v_p + jd.vJ[i]))
 
 
 def point_velocity(model: Model, q, v, body: int, point):

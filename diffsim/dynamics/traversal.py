@@ -1,12 +1,18 @@
 """The one place that walks the tree.
 
-Algorithms are written as per-body kernels that mirror the loop bodies of Featherstone's
-algorithms; this module decides how to run them. Per-joint quantities (``jcalc``, ``Xup``, body
-inertias) are computed batched per joint type over a leading body axis (struct-of-arrays); the
-recursive passes are unrolled in Python over the static topology (``parent[i] < i``), which
-compiles quickly for the trees of robot arms and space robots (tens of bodies: 865 XLA ops for
-the S0 forward dynamics). Level-batched or scanned passes for tall trees belong here, without
-touching the algorithms.
+Every recursion of diffsim (ABA, RNEA, CRBA, the flexible sweep and inverse dynamics, the
+mass-matrix form's outward pass, the link Jacobians, the forward kinematics) is written as a
+per-body kernel that mirrors the loop body of the book's algorithm, and runs through one of the
+passes here: :func:`forward_pass` (root to leaves), :func:`backward_pass` (leaves to root, with a
+message to the parent) and :func:`ancestors_pass` (CRBA's walk up from a body). Kernels take the
+body index and the parent's (or the children's accumulated) value and touch nothing else of
+the traversal order, so another schedule — level-batched passes that run all bodies of one
+depth together, or a scan for tall trees — replaces the loops below in this module alone.
+
+Per-joint quantities (``jcalc``, ``Xup``, body inertias) are computed batched per joint type over
+a leading body axis (struct-of-arrays); the passes are unrolled in Python over the static
+topology (``parent[i] < i``), which compiles quickly for the trees of robot arms and space robots
+(tens of bodies: 865 XLA ops for the S0 forward dynamics).
 """
 
 from __future__ import annotations
@@ -25,33 +31,33 @@ from ..model.topology import Topology
 T = TypeVar("T")
 
 
-def forward_pass(topology: Topology, kernel: Callable, root) -> list:
-    """``out[i] = kernel(i, out[parent[i]])`` (``root`` for children of the world), root to
-    leaves."""
+def forward_pass(topology: Topology, kernel: Callable, root=None) -> list:
+    """Root to leaves: ``out[i] = kernel(i, out[parent[i]])`` (``root`` for children of the
+    world); returns ``out`` in body order."""
     out: list = []
     for i, p in enumerate(topology.parent):
         out.append(kernel(i, root if p < 0 else out[p]))
     return out
 
 
-def backward_pass(topology: Topology, kernel: Callable, acc: Sequence) -> list:
-    """Leaves to root: ``acc[parent[i]] += kernel(i, acc[i])`` once ``acc[i]`` is complete.
-
-    ``kernel`` returns the message for the parent (or ``None`` for nothing); the completed
-    per-body accumulators are returned.
-    """
+def backward_pass(topology: Topology, kernel: Callable, acc: Sequence):
+    """Leaves to root: once body ``i``'s accumulator ``acc[i]`` is complete (all its children
+    have been added), ``kernel(i, acc[i])`` returns ``(message, out_i)`` and ``message`` (a pytree
+    like ``acc[i]``, or ``None``) is added to ``acc[parent[i]]``. Returns the completed
+    accumulators and the per-body outputs ``out`` (both in body order)."""
     acc = list(acc)
+    out: list = [None] * topology.nb
     for i in reversed(range(topology.nb)):
         p = topology.parent[i]
-        msg = kernel(i, acc[i])
+        msg, out[i] = kernel(i, acc[i])
         if p >= 0 and msg is not None:
-            acc[p] = acc[p] + msg
-    return acc
+            acc[p] = jax.tree_util.tree_map(jnp.add, acc[p], msg)
+    return acc, out
 
 
 def ancestors_pass(topology: Topology, i: int, kernel: Callable, init) -> None:
-    """Walk from body ``i`` to the root: ``x = kernel(j, x)`` for each ancestor ``j`` of ``i``
-    (excluding ``i``), as in the inner loop of CRBA."""
+    """Walk from body ``i`` to the root: ``x = kernel(j, parent(j), x)`` for each body ``j`` on the
+    path from ``i`` (included) up to the child of the root, as in the inner loop of CRBA."""
     x, j = init, i
     while topology.parent[j] >= 0:
         j_next = topology.parent[j]
@@ -86,8 +92,9 @@ class JointData:
     """Per-body joint quantities at a configuration (Featherstone's ``jcalc`` + ``Xup``),
     computed batched per joint type.
 
-    ``X`` (a batched :class:`~diffsim.spatial.Transform`) and ``Xm`` [nb, 6, 6] are
-    ``i_X_parent``; ``S[i]`` [6, nv_i] the motion subspace; ``vJ``/``cJ`` [nb, 6] the joint
+    ``XJ`` is the joint transform alone (successor from predecessor); ``X`` (a batched
+    :class:`~diffsim.spatial.Transform`) and ``Xm`` [nb, 6, 6] are ``i_X_parent`` (tree placement
+    and joint; for a child of a flexible link, ``i_X_end`` of the parent's end frame); ``S[i]`` [6, nv_i] the motion subspace; ``vJ``/``cJ`` [nb, 6] the joint
     velocity and velocity-product term (when ``v`` is given).
     """
 
@@ -117,9 +124,9 @@ class JointData:
                     vJ_parts.append(jnp.zeros((len(bodies), 6), model.dtype))
                     cJ_parts.append(jnp.zeros((len(bodies), 6), model.dtype))
         nb = t.nb
-        XJ = sp.Transform(_to_body_order(E_parts, order, nb), _to_body_order(r_parts, order, nb))
+        self.XJ = sp.Transform(_to_body_order(E_parts, order, nb), _to_body_order(r_parts, order, nb))
         Xtree = sp.Transform.from_placement(model.tree_rot, model.tree_pos)
-        self.X = XJ @ Xtree
+        self.X = self.XJ @ Xtree
         self.Xm = self.X.motion_matrix()
         self.S = [None] * nb
         for bodies, S in S_parts:
@@ -132,6 +139,28 @@ class JointData:
 def body_spatial_inertias(model: Model):
     """``I_i`` [nb, 6, 6] at each body origin, body coordinates (Featherstone eq 2.63)."""
     return sp.spatial_inertia(model.mass, model.com, model.inertia)
+
+
+def implicit_forward_dynamics(solve: Callable, inverse: Callable, apply_minv: Callable) -> Callable:
+    """Forward dynamics ``a = solve(model, q, v, τ, f)`` whose derivatives follow from the
+    implicit function ``inverse(model, q, v, a, f) = τ`` rather than from differentiating the
+    solver: ``δa = M⁻¹ (δτ − ∂ID/∂(θ, q, v, f) · δ(θ, q, v, f))``, one JVP of the inverse
+    dynamics and one ``apply_minv(model, q, x) = M⁻¹ x``. Exact in forward and reverse mode, and
+    cheaper to compile and to run in reverse mode than the solver's own derivatives."""
+
+    @jax.custom_jvp
+    def fd(model, q, v, tau, f_ext):
+        return solve(model, q, v, tau, f_ext)
+
+    @fd.defjvp
+    def fd_jvp(primals, tangents):
+        model, q, v, tau, f_ext = primals
+        dmodel, dq, dv, dtau, df = tangents
+        a = solve(model, q, v, tau, f_ext)
+        _, dID = jax.jvp(lambda m, q, v, f: inverse(m, q, v, a, f), (model, q, v, f_ext), (dmodel, dq, dv, df))
+        return a, apply_minv(model, q, dtau - dID)
+
+    return fd
 
 
 def base_acceleration(model: Model):

@@ -41,10 +41,12 @@ from jax.scipy.linalg import cho_factor, cho_solve
 from .. import spatial as sp
 from ..model.builder import ModelError
 from ..model.joints import JointType
-from ..model.model import Model
+from ..dynamics.dispatch import AbstractDynamics
+from ..model.model import Model, joint_passive_forces
 from ..model.topology import Topology
 
 __all__ = [
+    "BoltzmannHamel",
     "check_supported",
     "forward_dynamics_bh",
     "generalised_momentum_bh",
@@ -382,6 +384,17 @@ def forward_dynamics_bh(model: Model, q, v, tau=None, f_ext=None):
         k += 3
     E = jnp.concatenate(E) if E else jnp.zeros(0, dt)
 
-    Q = tau - model.damping * v + _contract(P, _applied_wrenches(model, C, f_ext), dofs, nv_of, dt)
+    Q = tau - joint_passive_forces(model, v) + _contract(P, _applied_wrenches(model, C, f_ext), dofs, nv_of, dt)
     rhs = Q - p_dot_q - _quasi_coordinate_terms(model, v, p) - E
     return cho_solve(cho_factor(_mass_matrix(model, P)), rhs)
+
+
+class BoltzmannHamel(AbstractDynamics):
+    """Seed 000's recursive Boltzmann–Hamel equations in quasi-coordinates as a dynamics
+    strategy (trees of spherical / revolute joints on a free or fixed base)."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        return forward_dynamics_bh(model, q, v, tau, f_ext)
+
+    def check(self, model):
+        check_supported(model.topology)

@@ -1,5 +1,5 @@
 """Seed 001's recursive Gibbs–Appell formulation for planar chains of flexible (Timoshenko)
-links — an independent cross-check of :mod:`diffsim.flexible.dynamics`.
+links — an independent cross-check of :mod:`diffsim.dynamics.flexible`.
 
 The system (seed 001, "Modeling and simulation of contact and friction forces in flexible
 robotic arms"): an open planar chain of ``n`` links joined by revolute joints, each link a
@@ -65,10 +65,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._util import is_concrete
+from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches
 from ..model.joints import JointType
-from ..model.model import Model
+from ..model.model import Model, joint_passive_forces
 
 __all__ = [
+    "GibbsAppell",
     "GibbsAppellError",
     "check_planar_chain",
     "paper_permutation",
@@ -93,9 +96,7 @@ class GibbsAppellError(ValueError):
 
 def _concrete(x):
     """``x`` as a NumPy array, or ``None`` when it is traced (value checks impossible)."""
-    if isinstance(x, jax.core.Tracer):
-        return None
-    return np.asarray(x)
+    return np.asarray(x) if is_concrete(x) else None
 
 
 def _zero(x, tol=1e-12):
@@ -326,7 +327,7 @@ def _dissipation_and_strain(model: Model, q, v):
     """``∂D/∂ż + ∂V_e/∂z`` (eqs 8–11 plus viscous joint damping), diffsim order."""
     t = model.topology
     flex = model.flex if model.flex else (None,) * t.nb
-    f = [model.damping * v[: t.nv_rigid]]
+    f = [joint_passive_forces(model, v[: t.nv_rigid])]
     for i in range(t.nb):
         fb = flex[i]
         if fb is not None:
@@ -369,3 +370,15 @@ def forward_dynamics_gibbs_appell(model: Model, q, v, tau=None):
     ``I(Z) Z̈ = R(Z, Ż)``, solved in the paper's order and mapped back."""
     I, R = gibbs_appell_equations(model, q, v, tau, order="paper")
     return from_paper_order(model, jnp.linalg.solve(I, R))
+
+
+class GibbsAppell(AbstractDynamics):
+    """Seed 001's recursive Gibbs–Appell equations for planar chains of flexible links as a
+    dynamics strategy (joint and modal forces ``tau`` only; no body wrenches)."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        no_body_wrenches("the Gibbs–Appell formulation", f_ext)
+        return forward_dynamics_gibbs_appell(model, q, v, tau)
+
+    def check(self, model):
+        check_planar_chain(model)

@@ -1,7 +1,7 @@
 """Lagrange's equations by automatic differentiation — a brute-force reference.
 
 ``T(z, ż) = Σ_bodies ½ (m |ṗ_c|² + ωᵀ I_c ω) + Σ_sections ½ (m_g |ṗ_g|² + ω_gᵀ J_g ω_g)``
-from the world poses of :mod:`diffsim.flexible.kinematics` (4×4 transforms),
+from the world poses of :mod:`diffsim.dynamics.kinematics` (4×4 transforms),
 ``V(z) = −Σ m g·p + ½ δᵀ K δ``, Rayleigh ``D = ½ δ̇ᵀ D_e δ̇ + ½ Σ d q̇²``, and
 
     M(z) z̈ = τ − (∂²T/∂ż∂z) ż + ∂T/∂z − ∂V/∂z − ∂D/∂ż,   M = ∂²T/∂ż².
@@ -15,13 +15,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..flexible.body import section_pose
-from ..flexible.kinematics import frames
-from ..model.model import Model
-
-
-def _vee(W):
-    return jnp.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], -1)
+from .. import spatial as sp
+from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches
+from ..dynamics.kinematics import frames
+from ..dynamics.sections import section_pose
+from ..model.model import Model, joint_passive_forces
 
 
 def _check(model: Model):
@@ -53,7 +51,7 @@ def _elements(model: Model, q):
 def kinetic_energy_lagrange(model: Model, q, qd):
     (R, p, _, _), (Rd, pd, _, _) = jax.jvp(lambda z: _elements(model, z), (q,), (qd,))
     _, _, m, J = _elements(model, q)
-    w = _vee(jnp.swapaxes(R, -1, -2) @ Rd)
+    w = sp.vee(jnp.swapaxes(R, -1, -2) @ Rd)
     return 0.5 * jnp.sum(m * jnp.sum(pd * pd, -1)) + 0.5 * jnp.einsum("ki,kij,kj->", w, J, w) + 0.5 * jnp.sum(
         model.armature * qd[: model.topology.nv_rigid] ** 2
     )
@@ -73,7 +71,7 @@ def potential_energy_lagrange(model: Model, q):
 
 def _dissipation_force(model: Model, qd):
     t = model.topology
-    f = [model.damping * qd[: t.nv_rigid]]
+    f = [joint_passive_forces(model, qd[: t.nv_rigid])]
     for i in range(t.nb):
         fb = model.flex[i] if model.flex else None
         if fb is not None:
@@ -90,8 +88,7 @@ def mass_matrix_lagrange(model: Model, q):
 def forward_dynamics_lagrange(model: Model, q, v, tau=None, f_ext=None):
     """``z̈`` from Lagrange's equations (module docstring). ``f_ext`` is not supported."""
     _check(model)
-    if f_ext is not None:
-        raise ValueError("forward_dynamics_lagrange does not take body wrenches")
+    no_body_wrenches("forward_dynamics_lagrange", f_ext)
     tau = jnp.zeros(model.nv, model.dtype) if tau is None else tau
     dT_dqd = jax.grad(kinetic_energy_lagrange, 2)
     M = jax.jacfwd(dT_dqd, 2)(model, q, v)
@@ -100,3 +97,14 @@ def forward_dynamics_lagrange(model: Model, q, v, tau=None, f_ext=None):
     dV = jax.grad(potential_energy_lagrange, 1)(model, q)
     rhs = tau - Cqd + dT_dq - dV - _dissipation_force(model, v)
     return jnp.linalg.solve(M, rhs)
+
+
+class LagrangeAutodiff(AbstractDynamics):
+    """Lagrange's equations by automatic differentiation of the kinetic and potential energies
+    as a dynamics strategy (``q̇ = v`` trees; joint and modal forces only)."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        return forward_dynamics_lagrange(model, q, v, tau, f_ext)
+
+    def check(self, model):
+        _check(model)

@@ -1,6 +1,6 @@
 """Recursive Lagrange dynamics with 4×4 homogeneous transforms (seed 004, after Book 1984).
 
-An independent cross-check of :mod:`diffsim.flexible.dynamics` for trees of rigid and flexible
+An independent cross-check of :mod:`diffsim.dynamics.flexible` for trees of rigid and flexible
 links on revolute, prismatic and fixed joints (fixed base). No spatial vectors: every quantity
 is a 4×4 homogeneous matrix and every energy term a trace of 4×4 products.
 
@@ -15,7 +15,7 @@ the same). For body ``i`` with parent ``p``:
   ``Ẇ, Ẅ, W̄̇, W̄̈`` by the recursions of eqs 8–9, 13–14 (:func:`_kinematics`); ``Ẅ_v`` is the
   velocity-product part (``z̈ = 0``, eq 75).
 
-**Exact deformation transforms.** diffsim's link kinematics (:mod:`diffsim.flexible.body`) puts
+**Exact deformation transforms.** diffsim's link kinematics (:mod:`diffsim.dynamics.sections`) puts
 section ``g`` at ``S_g(δ) = [[exp([Φ_r δ]×), [x_g,0,0] + Φ_d δ − ½ δᵀGδ e_x], [0, 1]]`` and the end
 frame at the same formula for ``x = L``. The paper's ``E_i = H_i + Σ δ_ij M_ij`` is the first-order
 expansion of this: with ``E`` linear the end frame is not orthonormal at second order and its
@@ -65,9 +65,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..flexible.body import section_pose
+from .. import spatial as sp
+from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches
+from ..dynamics.sections import section_pose
 from ..model.joints import JointType
-from ..model.model import Model
+from ..model.model import Model, joint_passive_forces
 
 _SUPPORTED = (JointType.REVOLUTE, JointType.PRISMATIC, JointType.FIXED)
 
@@ -90,40 +92,28 @@ def _check(model: Model):
 # ----------------------------------------------------------------------------------------
 
 
-def _hom(R, p):
-    """``[[R, p], [0, 1]]`` (batched)."""
-    top = jnp.concatenate([R, p[..., :, None]], -1)
-    bottom = jnp.broadcast_to(jnp.array([0.0, 0.0, 0.0, 1.0], R.dtype), R.shape[:-2] + (1, 4))
-    return jnp.concatenate([top, bottom], -2)
-
-
-def _skew(a):
-    z = jnp.zeros((), a.dtype)
-    return jnp.array([[z, -a[2], a[1]], [a[2], z, -a[0]], [-a[1], a[0], z]])
-
-
 def _joint(model: Model, i: int, qi):
     """``A_i, U_i = ∂A_i/∂q_i, U2_i = ∂²A_i/∂q_i²`` (eqs 1, 10–11)."""
     jtype = model.topology.joint_types[i]
     dt = model.dtype
-    Ht = _hom(model.tree_rot[i], model.tree_pos[i])
+    Ht = sp.homogeneous(model.tree_rot[i], model.tree_pos[i])
     zero = jnp.zeros((4, 4), dt)
     a = model.axis[i]
     if jtype is JointType.FIXED:
         return Ht, zero, zero
     if jtype is JointType.REVOLUTE:
-        K = _skew(a)
+        K = sp.skew(a)
         s, c = jnp.sin(qi[0]), jnp.cos(qi[0])
         eye = jnp.eye(3, dtype=dt)
         R = eye + s * K + (1.0 - c) * (K @ K)
         dR = c * K + s * (K @ K)
         ddR = -s * K + c * (K @ K)
-        J = _hom(R, jnp.zeros(3, dt))
+        J = sp.homogeneous(R, jnp.zeros(3, dt))
         dJ = zero.at[:3, :3].set(dR)
         ddJ = zero.at[:3, :3].set(ddR)
         return Ht @ J, Ht @ dJ, Ht @ ddJ
     if jtype is JointType.PRISMATIC:
-        J = _hom(jnp.eye(3, dtype=dt), a * qi[0])
+        J = sp.homogeneous(jnp.eye(3, dtype=dt), a * qi[0])
         dJ = zero.at[:3, 3].set(a)
         return Ht @ J, Ht @ dJ, zero
     raise ValueError(f"unsupported joint type {jtype}")  # pragma: no cover (see _check)
@@ -131,7 +121,7 @@ def _joint(model: Model, i: int, qi):
 
 def _pose4(x, phi_d, phi_r, fore, delta, stiffening):
     R, p = section_pose(x, phi_d, phi_r, fore, delta, stiffening)
-    return _hom(R, p)
+    return sp.homogeneous(R, p)
 
 
 def _pose_derivs(x, phi_d, phi_r, fore, delta, ddelta, stiffening):
@@ -357,7 +347,7 @@ def _rhs(model: Model, q, v, tau, links, K):
             d = q[t.e_q_slice(i)]
             R = R.at[sl].add(-h + g - fb.K @ d - fb.D @ L.dd)  # eqs 65–66
     nvr = t.nv_rigid
-    return R.at[:nvr].add(-model.damping * v[:nvr]) + tau
+    return R.at[:nvr].add(-joint_passive_forces(model, v[:nvr])) + tau
 
 
 def _prepare(model: Model, q, v):
@@ -395,3 +385,15 @@ def world_frames_recursive_lagrange(model: Model, q):
     """``(W [nb,4,4], W̄ [nb,4,4])``: body- and end-frame poses from the recursion of eq 4."""
     links, K = _prepare(model, q, jnp.zeros(model.nv, model.dtype))
     return jnp.stack([k.W for k in K]), jnp.stack([k.Wb for k in K])
+
+
+class RecursiveLagrange(AbstractDynamics):
+    """Seed 004's recursive Lagrange equations with 4×4 transforms as a dynamics strategy (trees
+    of revolute / prismatic / fixed joints on a fixed base; joint and modal forces only)."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        no_body_wrenches("the recursive Lagrange formulation", f_ext)
+        return forward_dynamics_recursive_lagrange(model, q, v, tau)
+
+    def check(self, model):
+        _check(model)

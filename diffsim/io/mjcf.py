@@ -46,246 +46,17 @@ Conventions (shared with :func:`diffsim.io.from_mjmodel`):
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import os
-import xml.etree.ElementTree as ET
-from xml.parsers import expat
 
 import numpy as np
 
-from ..model.builder import ModelBuilder, ModelError, quat_to_rot_np
+from ..model.builder import ModelError
 from ..model.model import Model
+from ..model.rotations import axis_angle_to_rot, quat_mul, quat_to_rot, z_to_rot
+from .assemble import KIND_TO_JOINT, RawBody, RawJoint, RawSite, assemble
+from .xml import XmlDoc, boolean, floats
 
 _MJEPS = 1e-14  # MuJoCo's mjEPS
-
-# ======================================================================================
-# XML reading with line numbers (shared with urdf.py)
-# ======================================================================================
-
-
-class _Doc:
-    """A parsed XML document: the root element and the source line of every element."""
-
-    def __init__(self, source, what: str):
-        text, self.filename = _read_source(source, what)
-        tb = ET.TreeBuilder()
-        parser = expat.ParserCreate()
-        self._lines: dict[int, int] = {}
-        self._keep: list = []  # keeps elements alive so that id() stays unique
-
-        def start(tag, attrs):
-            el = tb.start(tag, attrs)
-            self._lines[id(el)] = parser.CurrentLineNumber
-            self._keep.append(el)
-
-        parser.StartElementHandler = start
-        parser.EndElementHandler = tb.end
-        parser.CharacterDataHandler = tb.data
-        try:
-            parser.Parse(text, True)
-        except expat.ExpatError as e:
-            raise ModelError(f"{what}: malformed XML in {self.filename}: {e}") from None
-        self.root = tb.close()
-
-    def where(self, el) -> str:
-        """``<tag name='...'> (line N)``: how error messages name an element."""
-        name = el.get("name")
-        label = f"<{el.tag} name={name!r}>" if name else f"<{el.tag}>"
-        line = self._lines.get(id(el))
-        return f"{label} (line {line})" if line else label
-
-
-def _read_source(source, what: str):
-    if isinstance(source, bytes):
-        source = source.decode("utf-8")
-    if isinstance(source, str) and source.lstrip().startswith("<"):
-        return source, "<string>"
-    path = os.fspath(source)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    except OSError as e:
-        raise ModelError(f"{what}: cannot read {path!r}: {e.strerror}") from None
-
-
-def _floats(value, n, where, attr, *, allow_fewer=False):
-    try:
-        vals = [float(x) for x in str(value).split()]
-    except ValueError:
-        raise ModelError(f"{where}: attribute {attr}={value!r} is not a list of numbers") from None
-    if len(vals) != n and not (allow_fewer and 0 < len(vals) <= n):
-        raise ModelError(f"{where}: attribute {attr} needs {n} numbers, got {value!r}")
-    if not all(math.isfinite(x) for x in vals):
-        raise ModelError(f"{where}: attribute {attr}={value!r} has non-finite values")
-    return np.array(vals)
-
-
-def _bool(value, where, attr):
-    v = str(value).strip().lower()
-    if v in ("true", "1"):
-        return True
-    if v in ("false", "0"):
-        return False
-    raise ModelError(f"{where}: attribute {attr}={value!r} must be 'true' or 'false'")
-
-
-# ======================================================================================
-# Rotations (NumPy, MuJoCo's conventions: quaternions [w, x, y, z])
-# ======================================================================================
-
-
-def _qmul(p, q):
-    pw, pv, qw, qv = p[0], p[1:], q[0], q[1:]
-    return np.concatenate([[pw * qw - pv @ qv], pw * qv + qw * pv + np.cross(pv, qv)])
-
-
-def _axis_angle_rot(axis, angle):
-    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
-
-
-def _z2rot(vec):
-    """Minimal rotation taking ``[0, 0, 1]`` to ``vec`` (MuJoCo's ``mjuu_z2quat``)."""
-    vec = np.asarray(vec, float)
-    axis = np.cross([0.0, 0.0, 1.0], vec)
-    s = np.linalg.norm(axis)
-    axis = np.array([1.0, 0.0, 0.0]) if s < 1e-10 else axis / s
-    return _axis_angle_rot(axis, math.atan2(s, vec[2]))
-
-
-def _rot_to_quat_np(R):
-    tr = np.trace(R)
-    if tr > 0:
-        w = 0.5 * math.sqrt(1 + tr)
-        q = [w, (R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w)]
-    else:
-        i = int(np.argmax(np.diag(R)))
-        j, k = (i + 1) % 3, (i + 2) % 3
-        s = 2 * math.sqrt(max(1 + R[i, i] - R[j, j] - R[k, k], 0.0))
-        q = [0.0] * 4
-        q[0] = (R[k, j] - R[j, k]) / s
-        q[1 + i] = 0.25 * s
-        q[1 + j] = (R[j, i] + R[i, j]) / s
-        q[1 + k] = (R[k, i] + R[i, k]) / s
-    q = np.array(q)
-    return q / np.linalg.norm(q)
-
-
-# ======================================================================================
-# Intermediate representation shared with mujoco_bridge.from_mjmodel
-# ======================================================================================
-
-
-@dataclasses.dataclass
-class _RawJoint:
-    kind: str  # "hinge" | "slide" | "ball" | "free"
-    name: str | None
-    pos: np.ndarray  # anchor in the MuJoCo body frame
-    axis: np.ndarray  # unit axis in the MuJoCo body frame (hinge/slide)
-    damping: float
-    armature: float
-    where: str
-
-
-@dataclasses.dataclass
-class _RawSite:
-    name: str | None
-    id: int  # MuJoCo site id (world sites included)
-    pos: np.ndarray
-    rot: np.ndarray
-
-
-@dataclasses.dataclass
-class _RawBody:
-    """A MuJoCo body as MuJoCo's compiler sees it (MuJoCo body frame, preorder)."""
-
-    name: str | None
-    parent: int  # index in the body list, -1 for the world
-    pos: np.ndarray
-    rot: np.ndarray
-    joints: list
-    mass: float
-    com: np.ndarray
-    inertia: np.ndarray  # 3x3 about the COM, body axes
-    sites: list
-    where: str
-
-
-_KIND_TO_JOINT = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical", "free": "free"}
-
-
-def _fresh(base: str, used: set, suffix: str = "") -> str:
-    name = base if base not in used else base + suffix
-    k = 1
-    while not name or name in used:
-        name = f"{base}{suffix}__{k}"
-        k += 1
-    used.add(name)
-    return name
-
-
-def _assemble(bodies: list[_RawBody], gravity, dtype=None) -> Model:
-    """MuJoCo bodies -> diffsim model (one joint per body; see the module docstring)."""
-    b = ModelBuilder(gravity=gravity)
-    used_bodies = {bd.name for bd in bodies if bd.name}
-    names = [bd.name if bd.name else _fresh(f"body{i + 1}", used_bodies) for i, bd in enumerate(bodies)]
-    used_joints = {j.name for bd in bodies for j in bd.joints if j.name}
-    dup = [j.name for bd in bodies for j in bd.joints if j.name]
-    if len(dup) != len(set(dup)):
-        raise ModelError(f"duplicate joint names {sorted({n for n in dup if dup.count(n) > 1})}")
-    used_sites = {s.name for bd in bodies for s in bd.sites if s.name}
-    shift = [np.zeros(3) for _ in bodies]  # MuJoCo body origin -> diffsim body origin (body coords)
-
-    for i, bd in enumerate(bodies):
-        name = names[i]
-        parent = None if bd.parent < 0 else names[bd.parent]
-        pos0 = np.asarray(bd.pos, float) - (shift[bd.parent] if bd.parent >= 0 else 0.0)
-        joints = bd.joints
-        kinds = [j.kind for j in joints]
-        if not joints:
-            b.add_body(name, parent, joint="fixed", joint_name=_fresh(name, used_joints, "__fixed"),
-                       pos=pos0, rot=bd.rot, mass=bd.mass, com=bd.com, inertia=bd.inertia)
-        elif "free" in kinds:
-            j = joints[kinds.index("free")]
-            if len(joints) > 1:
-                raise ModelError(f"{j.where}: a free joint must be the only joint of its body {name!r}")
-            if bd.parent >= 0:
-                raise ModelError(
-                    f"{j.where}: free joints are supported only in children of the world body "
-                    f"(body {name!r} has parent {parent!r})"
-                )
-            b.add_body(name, None, joint="free", joint_name=j.name or _fresh(name, used_joints),
-                       mass=bd.mass, com=bd.com, inertia=bd.inertia,
-                       damping=j.damping, armature=j.armature)
-        else:
-            prev = parent
-            for k, j in enumerate(joints):
-                last = k == len(joints) - 1
-                if k == 0:
-                    pos, rot = pos0 + bd.rot @ j.pos, bd.rot
-                else:
-                    pos, rot = j.pos - joints[k - 1].pos, np.eye(3)
-                if last:
-                    bname = name
-                    jname = j.name or _fresh(name, used_joints)
-                    mass, com, inertia = bd.mass, bd.com - j.pos, bd.inertia
-                else:
-                    tag = j.name or f"j{k}"
-                    bname = _fresh(f"{name}__{tag}", used_bodies)
-                    jname = j.name or _fresh(f"{name}__j{k}", used_joints)
-                    mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
-                b.add_body(bname, prev, joint=_KIND_TO_JOINT[j.kind], joint_name=jname,
-                           axis=j.axis if j.kind in ("hinge", "slide") else (0.0, 0.0, 1.0),
-                           pos=pos, rot=rot, mass=mass, com=com, inertia=inertia,
-                           damping=j.damping, armature=j.armature)
-                prev = bname
-            shift[i] = np.asarray(joints[-1].pos, float)
-        for s in bd.sites:
-            sname = s.name or _fresh(f"site{s.id}", used_sites)
-            b.add_site(sname, name, pos=np.asarray(s.pos, float) - shift[i], quat=_rot_to_quat_np(s.rot))
-    return b.build(dtype)
-
 
 def _principal_fix(mass, inertia, boundmass, boundinertia, balance, where):
     """MuJoCo's per-body mass/inertia corrections (boundmass, boundinertia, balanceinertia)."""
@@ -335,7 +106,7 @@ class _Frame:
 
 class _MJCFParser:
     def __init__(self, source):
-        self.doc = _Doc(source, "MJCF")
+        self.doc = XmlDoc(source, "MJCF")
         root = self.doc.root
         if root.tag != "mujoco":
             raise ModelError(f"MJCF: the root element must be <mujoco>, got {self.doc.where(root)}")
@@ -377,31 +148,31 @@ class _MJCFParser:
                 raise ModelError(f"MJCF {w}: eulerseq must be 3 letters among x, y, z, X, Y, Z; got {seq!r}")
             self.eulerseq = seq
         if "autolimits" in el.attrib:
-            self.autolimits = _bool(el.get("autolimits"), w, "autolimits")
+            self.autolimits = boolean(el.get("autolimits"), w, "autolimits")
         if "inertiafromgeom" in el.attrib:
             v = el.get("inertiafromgeom")
             if v not in ("auto", "true", "false"):
                 raise ModelError(f"MJCF {w}: inertiafromgeom must be auto, true or false")
             self.inertiafromgeom = v
         if "inertiagrouprange" in el.attrib:
-            g = _floats(el.get("inertiagrouprange"), 2, w, "inertiagrouprange")
+            g = floats(el.get("inertiagrouprange"), 2, w, "inertiagrouprange")
             self.igroup = (int(g[0]), int(g[1]))
         if el.get("coordinate", "local") != "local":
             raise ModelError(f"MJCF {w}: coordinate={el.get('coordinate')!r} is not supported (only 'local')")
-        if "alignfree" in el.attrib and _bool(el.get("alignfree"), w, "alignfree"):
+        if "alignfree" in el.attrib and boolean(el.get("alignfree"), w, "alignfree"):
             raise ModelError(f"MJCF {w}: alignfree='true' moves body frames and is not supported")
         for attr in ("boundmass", "boundinertia", "settotalmass"):
             if attr in el.attrib:
-                setattr(self, attr, float(_floats(el.get(attr), 1, w, attr)[0]))
+                setattr(self, attr, float(floats(el.get(attr), 1, w, attr)[0]))
         if "balanceinertia" in el.attrib:
-            self.balanceinertia = _bool(el.get("balanceinertia"), w, "balanceinertia")
+            self.balanceinertia = boolean(el.get("balanceinertia"), w, "balanceinertia")
 
     def _option(self, el):
         w = self.doc.where(el)
         if "gravity" in el.attrib:
-            self.gravity = _floats(el.get("gravity"), 3, w, "gravity")
+            self.gravity = floats(el.get("gravity"), 3, w, "gravity")
         for attr in ("density", "viscosity"):
-            if attr in el.attrib and float(_floats(el.get(attr), 1, w, attr)[0]) != 0.0:
+            if attr in el.attrib and float(floats(el.get(attr), 1, w, attr)[0]) != 0.0:
                 raise ModelError(f"MJCF {w}: {attr}={el.get(attr)!r}: fluid forces are not supported")
         for flag in el.findall("flag"):
             wf = self.doc.where(flag)
@@ -455,29 +226,29 @@ class _MJCFParser:
             return np.eye(3)
         key = given[0]
         if key == "quat":
-            q = _floats(attrs["quat"], 4, where, "quat")
+            q = floats(attrs["quat"], 4, where, "quat")
             if np.linalg.norm(q) < _MJEPS:
                 raise ModelError(f"MJCF {where}: zero quaternion")
-            return quat_to_rot_np(q)
+            return quat_to_rot(q)
         if key == "axisangle":
-            a = _floats(attrs["axisangle"], 4, where, "axisangle")
+            a = floats(attrs["axisangle"], 4, where, "axisangle")
             n = np.linalg.norm(a[:3])
             if n < _MJEPS:
                 raise ModelError(f"MJCF {where}: axisangle axis is zero")
             ang = a[3] * math.pi / 180.0 if self.degree else a[3]
-            return _axis_angle_rot(a[:3] / n, ang)
+            return axis_angle_to_rot(a[:3] / n, ang)
         if key == "euler":
-            e = _floats(attrs["euler"], 3, where, "euler")
+            e = floats(attrs["euler"], 3, where, "euler")
             if self.degree:
                 e = e * math.pi / 180.0
             q = np.array([1.0, 0.0, 0.0, 0.0])
             for c, angle in zip(self.eulerseq, e):
                 r = np.array([math.cos(angle / 2), 0.0, 0.0, 0.0])
                 r[1 + "xyz".index(c.lower())] = math.sin(angle / 2)
-                q = _qmul(q, r) if c.islower() else _qmul(r, q)
-            return quat_to_rot_np(q)
+                q = quat_mul(q, r) if c.islower() else quat_mul(r, q)
+            return quat_to_rot(q)
         if key == "xyaxes":
-            a = _floats(attrs["xyaxes"], 6, where, "xyaxes")
+            a = floats(attrs["xyaxes"], 6, where, "xyaxes")
             x, y = a[:3], a[3:]
             if np.linalg.norm(x) < _MJEPS:
                 raise ModelError(f"MJCF {where}: xyaxes x axis is zero")
@@ -488,19 +259,19 @@ class _MJCFParser:
             y = y / np.linalg.norm(y)
             z = np.cross(x, y)
             return np.column_stack([x, y, z / np.linalg.norm(z)])
-        z = _floats(attrs["zaxis"], 3, where, "zaxis")
+        z = floats(attrs["zaxis"], 3, where, "zaxis")
         if np.linalg.norm(z) < _MJEPS:
             raise ModelError(f"MJCF {where}: zaxis is zero")
-        return _z2rot(z / np.linalg.norm(z))
+        return z_to_rot(z / np.linalg.norm(z))
 
     def _placement(self, attrs, where, frame: _Frame):
-        pos = _floats(attrs.get("pos", "0 0 0"), 3, where, "pos")
+        pos = floats(attrs.get("pos", "0 0 0"), 3, where, "pos")
         R = self._rotation(attrs, where)
         return frame.pos + frame.rot @ pos, frame.rot @ R
 
     # ---- the body tree ----
     def parse(self, dtype=None) -> Model:
-        bodies: list[_RawBody] = []
+        bodies: list[RawBody] = []
         self._geoms: list[list] = []  # per body: (geom element, frame)
         self._explicit: list = []  # per body: (mass, com, inertia) of its <inertial>, or None
         site_lists: list[list] = [[]]  # index 0: the world body's sites
@@ -526,7 +297,7 @@ class _MJCFParser:
             for bd in bodies:
                 for j in bd.joints:
                     j.damping = 0.0
-        return _assemble(bodies, self.gravity, dtype)
+        return assemble(bodies, self.gravity, dtype)
 
     def _children(self, el, index, frame, bodies, site_lists, world=False):
         """Walk the children of a body (``index``; -1 = world) or of a frame inside it."""
@@ -546,7 +317,7 @@ class _MJCFParser:
             elif tag == "site":
                 attrs = self._attrs(child, frame.childclass)
                 pos, rot = self._site_placement(attrs, w, frame)
-                site_lists[index + 1].append(_RawSite(attrs.get("name"), -1, pos, rot))
+                site_lists[index + 1].append(RawSite(attrs.get("name"), -1, pos, rot))
             elif world:
                 raise ModelError(f"MJCF {w}: unsupported element in <worldbody>")
             elif tag in ("joint", "freejoint"):
@@ -570,30 +341,30 @@ class _MJCFParser:
         w = self.doc.where(el)
         attrs = dict(el.attrib)
         pos, rot = self._placement(attrs, w, frame)
-        if "gravcomp" in attrs and float(_floats(attrs["gravcomp"], 1, w, "gravcomp")[0]) != 0.0:
+        if "gravcomp" in attrs and float(floats(attrs["gravcomp"], 1, w, "gravcomp")[0]) != 0.0:
             raise ModelError(f"MJCF {w}: gravity compensation (gravcomp) is not supported")
         childclass = el.get("childclass", frame.childclass)
         self._check_class(childclass, el)
-        bd = _RawBody(el.get("name"), parent, pos, rot, [], 0.0, np.zeros(3), np.zeros((3, 3)), [], w)
+        bd = RawBody(el.get("name"), parent, pos, rot, [], 0.0, np.zeros(3), np.zeros((3, 3)), [], w)
         bodies.append(bd)
         self._geoms.append([])
         self._explicit.append(None)
         site_lists.append([])
         self._children(el, len(bodies) - 1, _Frame(np.zeros(3), np.eye(3), childclass), bodies, site_lists)
 
-    def _joint(self, el, frame) -> _RawJoint:
+    def _joint(self, el, frame) -> RawJoint:
         w = self.doc.where(el)
         if el.tag == "freejoint":  # MuJoCo applies no default class to <freejoint>
             if "align" in el.attrib and el.get("align") not in ("false", "auto"):
                 raise ModelError(f"MJCF {w}: align='true' moves the body frame and is not supported")
-            return _RawJoint("free", el.get("name"), np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.0, 0.0, w)
+            return RawJoint("free", el.get("name"), np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.0, 0.0, w)
         a = self._attrs(el, frame.childclass)
         kind = a.get("type", "hinge")
-        if kind not in _KIND_TO_JOINT:
+        if kind not in KIND_TO_JOINT:
             raise ModelError(f"MJCF {w}: unknown joint type {kind!r} (supported: hinge, slide, ball, free)")
 
         def nonzero(attr, n=1):
-            return attr in a and np.any(_floats(a[attr], n, w, attr, allow_fewer=True) != 0.0)
+            return attr in a and np.any(floats(a[attr], n, w, attr, allow_fewer=True) != 0.0)
 
         if nonzero("stiffness", 3):
             raise ModelError(f"MJCF {w}: joint stiffness={a['stiffness']!r} is not supported (no joint springs)")
@@ -613,20 +384,20 @@ class _MJCFParser:
                 f"MJCF {w}: joint limits are not supported (limited={limited!r}, range={a.get('range')!r}); "
                 "remove the range or set limited='false'"
             )
-        damping = _floats(a.get("damping", "0"), 3, w, "damping", allow_fewer=True)
+        damping = floats(a.get("damping", "0"), 3, w, "damping", allow_fewer=True)
         if np.any(damping[1:] != 0.0):
             raise ModelError(f"MJCF {w}: polynomial damping {a['damping']!r} is not supported (linear damping only)")
-        armature = float(_floats(a.get("armature", "0"), 1, w, "armature")[0])
+        armature = float(floats(a.get("armature", "0"), 1, w, "armature")[0])
         if kind == "free":
-            return _RawJoint("free", a.get("name"), np.zeros(3), np.array([0.0, 0.0, 1.0]), float(damping[0]), armature, w)
-        pos = frame.pos + frame.rot @ _floats(a.get("pos", "0 0 0"), 3, w, "pos")
-        axis = frame.rot @ _floats(a.get("axis", "0 0 1"), 3, w, "axis")
+            return RawJoint("free", a.get("name"), np.zeros(3), np.array([0.0, 0.0, 1.0]), float(damping[0]), armature, w)
+        pos = frame.pos + frame.rot @ floats(a.get("pos", "0 0 0"), 3, w, "pos")
+        axis = frame.rot @ floats(a.get("axis", "0 0 1"), 3, w, "axis")
         if kind in ("hinge", "slide"):
             n = np.linalg.norm(axis)
             if n < _MJEPS:
                 raise ModelError(f"MJCF {w}: joint axis is zero")
             axis = axis / n
-        return _RawJoint(kind, a.get("name"), pos, axis, float(damping[0]), armature, w)
+        return RawJoint(kind, a.get("name"), pos, axis, float(damping[0]), armature, w)
 
     def _inertial(self, el, frame):
         w = self.doc.where(el)
@@ -634,15 +405,15 @@ class _MJCFParser:
         if "pos" not in a or "mass" not in a:
             raise ModelError(f"MJCF {w}: <inertial> needs pos and mass")
         com, R = self._placement(a, w, frame)
-        mass = float(_floats(a["mass"], 1, w, "mass")[0])
+        mass = float(floats(a["mass"], 1, w, "mass")[0])
         if "fullinertia" in a:
             if "diaginertia" in a or any(k in a for k in _ORIENT_KEYS):
                 raise ModelError(f"MJCF {w}: fullinertia excludes diaginertia and an inertial orientation")
-            ixx, iyy, izz, ixy, ixz, iyz = _floats(a["fullinertia"], 6, w, "fullinertia")
+            ixx, iyy, izz, ixy, ixz, iyz = floats(a["fullinertia"], 6, w, "fullinertia")
             I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
             I = frame.rot @ I @ frame.rot.T
         elif "diaginertia" in a:
-            d = _floats(a["diaginertia"], 3, w, "diaginertia")
+            d = floats(a["diaginertia"], 3, w, "diaginertia")
             I = R @ np.diag(d) @ R.T
         else:
             raise ModelError(f"MJCF {w}: <inertial> needs diaginertia or fullinertia")
@@ -650,11 +421,11 @@ class _MJCFParser:
 
     def _site_placement(self, attrs, w, frame):
         if "fromto" in attrs:
-            ft = _floats(attrs["fromto"], 6, w, "fromto")
+            ft = floats(attrs["fromto"], 6, w, "fromto")
             vec = ft[:3] - ft[3:]
             if np.linalg.norm(vec) < _MJEPS:
                 raise ModelError(f"MJCF {w}: fromto points coincide")
-            pos, R = 0.5 * (ft[:3] + ft[3:]), _z2rot(vec / np.linalg.norm(vec))
+            pos, R = 0.5 * (ft[:3] + ft[3:]), z_to_rot(vec / np.linalg.norm(vec))
             return frame.pos + frame.rot @ pos, frame.rot @ R
         return self._placement(attrs, w, frame)
 
@@ -699,16 +470,16 @@ class _MJCFParser:
             )
         if gtype not in ("sphere", "capsule", "cylinder", "ellipsoid", "box", "plane"):
             raise ModelError(f"MJCF {w}: unknown geom type {gtype!r}")
-        if "shellinertia" in a and _bool(a["shellinertia"], w, "shellinertia"):
+        if "shellinertia" in a and boolean(a["shellinertia"], w, "shellinertia"):
             raise ModelError(f"MJCF {w}: shellinertia is not supported; give the body an explicit <inertial>")
         size = np.zeros(3)
         if "size" in a:
-            s = _floats(a["size"], 3, w, "size", allow_fewer=True)
+            s = floats(a["size"], 3, w, "size", allow_fewer=True)
             size[: len(s)] = s
         if "fromto" in a:
             if gtype not in ("capsule", "cylinder", "ellipsoid", "box"):
                 raise ModelError(f"MJCF {w}: fromto needs a capsule, cylinder, ellipsoid or box geom")
-            ft = _floats(a["fromto"], 6, w, "fromto")
+            ft = floats(a["fromto"], 6, w, "fromto")
             vec = ft[:3] - ft[3:]
             half = np.linalg.norm(vec) / 2
             if half < _MJEPS:
@@ -716,7 +487,7 @@ class _MJCFParser:
             size[1] = half
             if gtype in ("ellipsoid", "box"):
                 size[2], size[1] = size[1], size[0]
-            pos, R = 0.5 * (ft[:3] + ft[3:]), _z2rot(vec / (2 * half))
+            pos, R = 0.5 * (ft[:3] + ft[3:]), z_to_rot(vec / (2 * half))
             pos, R = frame.pos + frame.rot @ pos, frame.rot @ R
         else:
             pos, R = self._placement(a, w, frame)
@@ -734,10 +505,10 @@ class _MJCFParser:
         else:
             vol = 0.0
         if "mass" in a:
-            gm = float(_floats(a["mass"], 1, w, "mass")[0])
+            gm = float(floats(a["mass"], 1, w, "mass")[0])
             mass = gm if (gm == 0 or vol > _MJEPS) else 0.0
         else:
-            density = float(_floats(a.get("density", "1000"), 1, w, "density")[0])
+            density = float(floats(a.get("density", "1000"), 1, w, "density")[0])
             mass = density * vol
         if mass < 0:
             raise ModelError(f"MJCF {w}: negative geom mass or density")

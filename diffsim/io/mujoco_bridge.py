@@ -22,10 +22,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import spatial as sp
-from ..model.builder import ModelError, quat_to_rot_np
+from ..model.builder import ModelError
 from ..model.joints import JointType
 from ..model.model import Model
-from .mjcf import _assemble, _RawBody, _RawJoint, _RawSite
+from ..model.rotations import quat_to_rot
+from .assemble import RawBody, RawJoint, RawSite, assemble
 
 _MJ_KIND = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}  # mjtJoint
 
@@ -100,23 +101,23 @@ def from_mjmodel(mjmodel, *, dtype=None) -> Model:
             kind = _MJ_KIND[int(m.jnt_type[j])]
             d0 = int(m.jnt_dofadr[j])
             pos = np.zeros(3) if kind == "free" else np.array(m.jnt_pos[j], float)
-            joints.append(_RawJoint(
+            joints.append(RawJoint(
                 kind, _name(mujoco, m, OBJ.mjOBJ_JOINT, j), pos, np.array(m.jnt_axis[j], float),
                 0.0 if no_damper else float(m.dof_damping[d0]), float(m.dof_armature[d0]), jwhere(j)))
-        Ri = quat_to_rot_np(m.body_iquat[b])
+        Ri = quat_to_rot(m.body_iquat[b])
         mass = float(m.body_mass[b])
         # MuJoCo copies the body pos into ipos when a body has no mass at all: meaningless
         com = np.array(m.body_ipos[b], float) if mass > 0 else np.zeros(3)
-        bodies.append(_RawBody(
-            bname, int(m.body_parentid[b]) - 1, np.array(m.body_pos[b], float), quat_to_rot_np(m.body_quat[b]),
+        bodies.append(RawBody(
+            bname, int(m.body_parentid[b]) - 1, np.array(m.body_pos[b], float), quat_to_rot(m.body_quat[b]),
             joints, mass, com, Ri @ np.diag(np.asarray(m.body_inertia[b], float)) @ Ri.T, [], where))
     for s in range(m.nsite):
         b = int(m.site_bodyid[s])
         if b > 0:
-            bodies[b - 1].sites.append(_RawSite(
-                _name(mujoco, m, OBJ.mjOBJ_SITE, s), s, np.array(m.site_pos[s], float), quat_to_rot_np(m.site_quat[s])))
+            bodies[b - 1].sites.append(RawSite(
+                _name(mujoco, m, OBJ.mjOBJ_SITE, s), s, np.array(m.site_pos[s], float), quat_to_rot(m.site_quat[s])))
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
-    return _assemble(bodies, gravity, dtype)
+    return assemble(bodies, gravity, dtype)
 
 
 def _convert_free_velocities(model: Model, q, v, to_mj: bool):

@@ -29,13 +29,13 @@ with ``__root`` appended on a clash.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from ..model.builder import ModelBuilder, ModelError
 from ..model.model import Model
-from .mjcf import _Doc, _floats
+from ..model.rotations import rpy_to_rot
+from .xml import XmlDoc, floats
 
 _TYPES = {
     "revolute": "revolute",
@@ -47,22 +47,12 @@ _TYPES = {
 }
 
 
-def _rpy(rpy):
-    """URDF roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, y, z)."""
-    r, p, y = rpy
-    cr, sr, cp, sp_, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
-    Ry = np.array([[cp, 0, sp_], [0, 1, 0], [-sp_, 0, cp]])
-    Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
-    return Rz @ Ry @ Rx
-
-
 def _origin(doc, el):
     o = el.find("origin")
     if o is None:
         return np.zeros(3), np.eye(3)
     w = doc.where(o)
-    return _floats(o.get("xyz", "0 0 0"), 3, w, "xyz"), _rpy(_floats(o.get("rpy", "0 0 0"), 3, w, "rpy"))
+    return floats(o.get("xyz", "0 0 0"), 3, w, "xyz"), rpy_to_rot(floats(o.get("rpy", "0 0 0"), 3, w, "rpy"))
 
 
 def _link_inertia(doc, link):
@@ -74,12 +64,12 @@ def _link_inertia(doc, link):
     m = inertial.find("mass")
     if m is None or "value" not in m.attrib:
         raise ModelError(f"URDF {w} of link {link.get('name')!r}: <mass value=...> is required")
-    mass = float(_floats(m.get("value"), 1, doc.where(m), "value")[0])
+    mass = float(floats(m.get("value"), 1, doc.where(m), "value")[0])
     ie = inertial.find("inertia")
     if ie is None:
         raise ModelError(f"URDF {w} of link {link.get('name')!r}: <inertia> is required")
     wi = doc.where(ie)
-    c = {k: float(_floats(ie.get(k, "0"), 1, wi, k)[0]) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+    c = {k: float(floats(ie.get(k, "0"), 1, wi, k)[0]) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
     I = np.array(
         [[c["ixx"], c["ixy"], c["ixz"]], [c["ixy"], c["iyy"], c["iyz"]], [c["ixz"], c["iyz"], c["izz"]]]
     )
@@ -94,7 +84,7 @@ def load_urdf(source, floating_base: bool = False, *, dtype=None) -> Model:
     (not enforced). See this module's docstring for the mapping and the refused features.
     ``dtype`` is passed to :meth:`ModelBuilder.build`.
     """
-    doc = _Doc(source, "URDF")
+    doc = XmlDoc(source, "URDF")
     robot = doc.root
     if robot.tag != "robot":
         raise ModelError(f"URDF: the root element must be <robot>, got {doc.where(robot)}")
@@ -158,7 +148,7 @@ def load_urdf(source, floating_base: bool = False, *, dtype=None) -> Model:
         axis_el = joint.find("axis")
         axis = np.array([1.0, 0.0, 0.0])
         if axis_el is not None:
-            axis = _floats(axis_el.get("xyz", "1 0 0"), 3, doc.where(axis_el), "xyz")
+            axis = floats(axis_el.get("xyz", "1 0 0"), 3, doc.where(axis_el), "xyz")
         n = np.linalg.norm(axis)
         if jtype in ("revolute", "prismatic", "planar"):
             if n < 1e-12:
@@ -173,8 +163,8 @@ def load_urdf(source, floating_base: bool = False, *, dtype=None) -> Model:
         dyn = joint.find("dynamics")
         if dyn is not None:
             wd = doc.where(dyn)
-            damping = float(_floats(dyn.get("damping", "0"), 1, wd, "damping")[0])
-            if float(_floats(dyn.get("friction", "0"), 1, wd, "friction")[0]) != 0.0:
+            damping = float(floats(dyn.get("damping", "0"), 1, wd, "damping")[0])
+            if float(floats(dyn.get("friction", "0"), 1, wd, "friction")[0]) != 0.0:
                 raise ModelError(f"URDF {wd} of joint {joint.get('name')!r}: joint friction is not supported")
         mass, com, inertia = _link_inertia(doc, links[child])
         b.add_body(child, parent, joint=jtype, joint_name=joint.get("name"),

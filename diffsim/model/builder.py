@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-import numpy as np
+import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .flexbody import FlexBody
 from .joints import NV, USES_AXIS, JointType
 from .model import Model
+from .rotations import quat_to_rot
 from .topology import Topology
 
 
@@ -53,19 +56,21 @@ def _vec(value, shape, what, owner):
     return arr
 
 
-def quat_to_rot_np(q):
-    q = np.asarray(q, float)
-    n = np.linalg.norm(q)
-    if n < 1e-12:
-        raise ModelError("zero quaternion")
-    w, x, y, z = q / n
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+def _rotation(quat, rot, owner):
+    """The rotation given by a quaternion or a matrix (identity if neither), checked."""
+    if quat is not None and rot is not None:
+        raise ModelError(f"{owner}: give quat or rot, not both")
+    if quat is not None:
+        q = _vec(quat, (4,), "quat", owner)
+        if np.linalg.norm(q) < 1e-12:
+            raise ModelError(f"{owner}: zero quaternion")
+        return quat_to_rot(q)
+    if rot is not None:
+        R = _vec(rot, (3, 3), "rot", owner)
+        if not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+            raise ModelError(f"{owner}: rot is not a rotation matrix")
+        return R
+    return np.eye(3)
 
 
 def validate_inertia(inertia, mass, owner):
@@ -109,13 +114,13 @@ class _Body:
     inertia: np.ndarray
     damping: np.ndarray
     armature: np.ndarray
+    frictionloss: np.ndarray
+    friction_width: np.ndarray
     flex: object = None
 
 
 def _cast(tree, dtype):
     """Every float leaf of ``tree`` as a JAX array of ``dtype`` (default: JAX's float)."""
-    import jax
-
     return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype if dtype is not None else jnp.result_type(float)), tree)
 
 
@@ -162,6 +167,8 @@ class ModelBuilder:
         inertia=(0.0, 0.0, 0.0),
         damping=0.0,
         armature=0.0,
+        frictionloss=0.0,
+        friction_width=1e-3,
         flex=None,
     ):
         """Add a body attached to ``parent`` (``None``: the world) by a joint.
@@ -169,7 +176,10 @@ class ModelBuilder:
         ``pos`` [m] and ``quat``/``rot`` place the body frame in the parent frame at the
         joint's zero; ``com`` [m] and ``inertia`` [kg m²] (about the COM, body axes; a 3-vector
         is a diagonal) describe the mass distribution; ``axis`` is the unit joint axis in the
-        body frame (revolute/prismatic); ``damping``/``armature`` are per joint DOF.
+        body frame (revolute/prismatic); ``damping`` [N m s/rad | N s/m], ``armature`` [kg m² | kg],
+        ``frictionloss`` (Coulomb friction ``F_s`` [N m | N]) and ``friction_width`` (the smoothing
+        width ``ε`` of its sign [rad/s | m/s], see :func:`diffsim.model.model.joint_passive_forces`)
+        are per joint DOF (a scalar is broadcast).
 
         ``flex``: a :class:`diffsim.flexible.FlexBody` (e.g. from :func:`diffsim.beam`) makes the
         link flexible; ``mass``/``com``/``inertia`` are then its rigid part (hub), and its
@@ -189,35 +199,30 @@ class ModelBuilder:
         if jtype in USES_AXIS and abs(np.linalg.norm(axis) - 1.0) > 1e-6:
             raise ModelError(f"{owner}: joint axis must be a unit vector, got {axis.tolist()} (norm {np.linalg.norm(axis):.6g})")
         pos = _vec(pos, (3,), "pos", owner)
-        if quat is not None and rot is not None:
-            raise ModelError(f"{owner}: give quat or rot, not both")
-        if quat is not None:
-            q = _vec(quat, (4,), "quat", owner)
-            if np.linalg.norm(q) < 1e-12:
-                raise ModelError(f"{owner}: zero quaternion")
-            R = quat_to_rot_np(q)
-        elif rot is not None:
-            R = _vec(rot, (3, 3), "rot", owner)
-            if not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
-                raise ModelError(f"{owner}: rot is not a rotation matrix")
-        else:
-            R = np.eye(3)
+        R = _rotation(quat, rot, owner)
         com = _vec(com, (3,), "com", owner)
         inertia = validate_inertia(inertia, mass, owner)
         nv = NV[jtype]
-        damping = np.broadcast_to(np.asarray(damping, float), (nv,)).copy() if nv else np.zeros(0)
-        armature = np.broadcast_to(np.asarray(armature, float), (nv,)).copy() if nv else np.zeros(0)
-        if np.any(damping < 0) or np.any(armature < 0):
-            raise ModelError(f"{owner}: joint damping and armature must be non-negative")
+        per_dof = {}
+        for what, value in (("damping", damping), ("armature", armature), ("frictionloss", frictionloss),
+                            ("friction_width", friction_width)):
+            try:
+                arr = np.broadcast_to(np.asarray(value, float), (nv,)).copy() if nv else np.zeros(0)
+            except ValueError:
+                raise ModelError(f"{owner}: {what} must be a scalar or have one entry per joint DOF ({nv})") from None
+            if np.any(arr < 0) or not np.all(np.isfinite(arr)):
+                raise ModelError(f"{owner}: joint {what} must be finite and non-negative, got {value}")
+            per_dof[what] = arr
+        if np.any(per_dof["friction_width"] <= 0):
+            raise ModelError(f"{owner}: friction_width must be positive, got {friction_width}")
         if flex is not None:
-            from ..flexible.body import FlexBody
-
             if not isinstance(flex, FlexBody):
                 raise ModelError(f"{owner}: flex must be a diffsim.flexible.FlexBody, got {type(flex).__name__}")
             if flex.ne < 1:
                 raise ModelError(f"{owner}: a flexible link needs at least one mode")
         self._bodies.append(
-            _Body(name, parent, jtype, joint_name or name, axis, pos, R, mass, com, inertia, damping, armature, flex)
+            _Body(name, parent, jtype, joint_name or name, axis, pos, R, mass, com, inertia, per_dof["damping"],
+                  per_dof["armature"], per_dof["frictionloss"], per_dof["friction_width"], flex)
         )
         return self
 
@@ -226,7 +231,7 @@ class ModelBuilder:
         owner = f"site {name!r}"
         if any(s.name == name for s in self._sites):
             raise ModelError(f"{owner}: a site with this name already exists")
-        R = quat_to_rot_np(_vec(quat, (4,), "quat", owner)) if quat is not None else np.eye(3)
+        R = _rotation(quat, None, owner)
         self._sites.append(_Site(name, body, _vec(pos, (3,), "pos", owner), R))
         return self
 
@@ -291,6 +296,8 @@ class ModelBuilder:
             axis=f([b.axis for b in bodies]),
             damping=f(np.concatenate([b.damping for b in bodies])),
             armature=f(np.concatenate([b.armature for b in bodies])),
+            frictionloss=f(np.concatenate([b.frictionloss for b in bodies])),
+            friction_width=f(np.concatenate([b.friction_width for b in bodies])),
             gravity=f(self.gravity),
             site_pos=f([s.pos for s in self._sites] if ns else np.zeros((0, 3))),
             site_rot=f([s.rot for s in self._sites] if ns else np.zeros((0, 3, 3))),

@@ -25,8 +25,10 @@ class Model(eqx.Module):
     tree_pos: jax.Array  # [nb, 3] m
     tree_rot: jax.Array  # [nb, 3, 3]
     axis: jax.Array  # [nb, 3] unit joint axis (revolute / prismatic; unused otherwise)
-    damping: jax.Array  # [nv] viscous joint damping, N m s/rad or N s/m
-    armature: jax.Array  # [nv] rotor inertia added to the mass-matrix diagonal
+    damping: jax.Array  # [nv_rigid] viscous joint damping, N m s/rad or N s/m
+    armature: jax.Array  # [nv_rigid] rotor inertia added to the mass-matrix diagonal, kg m² or kg
+    frictionloss: jax.Array  # [nv_rigid] Coulomb joint friction F_s, N m or N (MuJoCo's frictionloss)
+    friction_width: jax.Array  # [nv_rigid] smoothing width ε of its sign, rad/s or m/s
     gravity: jax.Array  # [3] m/s², world frame
     site_pos: jax.Array  # [ns, 3] m, in the site's body frame
     site_rot: jax.Array  # [ns, 3, 3] site coords -> body coords
@@ -55,6 +57,17 @@ class Model(eqx.Module):
         """The same model with every float leaf cast to ``dtype`` (float32 / float64)."""
         return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype), self)
 
+    def without_gravity(self) -> "Model":
+        """The same model with zero gravity (the bias of ``M⁻¹`` products at rest)."""
+        return eqx.tree_at(lambda m: m.gravity, self, jnp.zeros_like(self.gravity))
+
+
+def joint_passive_forces(model: Model, v_rigid):
+    """The joints' own dissipative forces [nv_rigid]: viscous damping and smoothed Coulomb
+    friction, ``D q̇ + F_s tanh(q̇/ε)`` (seed 003's joint friction ``F_s sgn(q̇) + F_v q̇`` with the
+    sign smoothed over ``ε`` = ``friction_width``). Every formulation moves them to the
+    right-hand side: ``M v̇ + h = τ − joint_passive_forces``."""
+    return model.damping * v_rigid + model.frictionloss * jnp.tanh(v_rigid / model.friction_width)
 
 def body_names(model: Model) -> tuple[str, ...]:
     return model.topology.body_names

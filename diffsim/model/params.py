@@ -1,99 +1,246 @@
 """Named access to model parameters: ``body.<name>.mass`` and friends.
 
 Names are static strings resolved in Python, so :func:`get_param` and :func:`set_params` work
-unchanged under ``jit``, ``grad`` and ``vmap`` (the values are traced, the names are not).
+unchanged under ``jit``, ``grad`` and ``vmap`` (the values are traced, the names are not). A name
+may end in an index, ``body.link.com[2]`` or ``body.link.inertia[0, 1]``, to read or set one
+element of a parameter.
 
-=============================  =========  ===============================================
-name                           shape      meaning
-=============================  =========  ===============================================
-``body.<b>.mass``              ()         kg
-``body.<b>.com``               (3,)       m, centre of mass in the body frame
-``body.<b>.inertia``           (3, 3)     kg m², about the COM, body axes
-``body.<b>.pos``               (3,)       m, body frame origin in the parent frame
-``body.<b>.rot``               (3, 3)     body frame orientation in the parent frame
-``joint.<j>.axis``             (3,)       unit axis (revolute / prismatic joints)
-``joint.<j>.damping``          (nv_j,)    viscous damping per joint DOF
-``joint.<j>.armature``         (nv_j,)    rotor inertia per joint DOF
-``site.<s>.pos`` / ``.rot``    (3,) / 3x3 site placement on its body
-``gravity``                    (3,)       m/s², world frame
-=============================  =========  ===============================================
+==================================  =========  ===============================================
+name                                shape      meaning
+==================================  =========  ===============================================
+``body.<b>.mass``                   ()         kg
+``body.<b>.com``                    (3,)       m, centre of mass in the body frame
+``body.<b>.inertia``                (3, 3)     kg m², about the COM, body axes
+``body.<b>.pos``                    (3,)       m, body frame origin in the parent frame
+``body.<b>.rot``                    (3, 3)     body frame orientation in the parent frame
+``joint.<j>.axis``                  (3,)       unit axis (revolute / prismatic joints)
+``joint.<j>.damping``               (nv_j,)    viscous damping per joint DOF, N m s/rad | N s/m
+``joint.<j>.armature``              (nv_j,)    rotor inertia per joint DOF, kg m² | kg
+``joint.<j>.frictionloss``          (nv_j,)    Coulomb friction per joint DOF, N m | N
+``joint.<j>.friction_width``        (nv_j,)    smoothing width of its sign, rad/s | m/s
+``site.<s>.pos`` / ``.rot``         (3,) / 3x3 site placement on its body
+``beam.<b>.<field>``                varies     a flexible link's physical data (:class:`Beam`:
+                                               ``L``, ``mu``, ``EI_z``, ``EI_y``, ``GJ``, ``EA``,
+                                               ``kAG_y``, ``kAG_z``, ``air_damping``,
+                                               ``kelvin_voigt``, ``I_y``, ``I_z``,
+                                               ``rotary_inertia``, ``tip_mass``, ``tip_inertia``)
+                                               and its mode-shape arrays
+                                               (``beam.<b>.modes_y.<field>``); setting one
+                                               re-derives the modal integrals (traced)
+``gravity``                         (3,)       m/s², world frame
+==================================  =========  ===============================================
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+import difflib
+import re
+from typing import Callable, Mapping, NamedTuple
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .beam import Beam
 from .joints import USES_AXIS
 from .model import Model
 
 _BODY_FIELDS = {"mass": "mass", "com": "com", "inertia": "inertia", "pos": "tree_pos", "rot": "tree_rot"}
+_JOINT_FIELDS = ("damping", "armature", "frictionloss", "friction_width")
 _SITE_FIELDS = {"pos": "site_pos", "rot": "site_rot"}
+_BEAM_FIELDS = ("L", "mu", "EI_z", "EI_y", "GJ", "EA", "kAG_y", "kAG_z", "air_damping", "kelvin_voigt", "I_y", "I_z",
+                "rotary_inertia", "tip_mass", "tip_inertia")
+_MODE_FAMILIES = ("modes_y", "modes_z", "modes_torsion", "modes_axial")
+_INDEX = re.compile(r"^(?P<base>.+?)\[(?P<index>[0-9 ,]+)\]$")
+
+
+class ParamRef(NamedTuple):
+    """How to read and replace one named parameter of an object (a model, a contact, a system)."""
+
+    get: Callable
+    set: Callable  # (obj, value) -> new obj
+
+
+class ParamError(KeyError, ValueError):
+    """An unknown or malformed parameter name, or a value of the wrong shape."""
+
+    def __str__(self):  # KeyError's str() quotes the message; show it as written
+        return str(self.args[0]) if self.args else ""
+
+
+def conform(name: str, value, like):
+    """``value`` as an array of ``like``'s dtype and shape (a scalar is broadcast); a clear error
+    for a wrong shape."""
+    like = jnp.asarray(like)
+    value = jnp.asarray(value, dtype=like.dtype)
+    if value.shape != like.shape:
+        if value.ndim == 0:
+            return jnp.broadcast_to(value, like.shape)
+        raise ParamError(f"parameter {name!r} has shape {like.shape}, got a value of shape {value.shape}")
+    return value
+
+
+def attribute_ref(name: str, path: tuple, after_set: Callable | None = None) -> ParamRef:
+    """A :class:`ParamRef` for the leaf at the attribute ``path`` of an object; ``after_set(obj)``
+    re-derives what depends on it (e.g. a link's modal integrals)."""
+
+    def read(obj):
+        for a in path:
+            obj = getattr(obj, a)
+        return obj
+
+    def get(obj):
+        return jnp.asarray(read(obj))
+
+    def set_(obj, value):
+        new = eqx.tree_at(read, obj, conform(name, value, read(obj)))
+        return new if after_set is None else after_set(new)
+
+    return ParamRef(get, set_)
+
+
+def nested_refs(refs: Mapping[str, ParamRef], attr: str, prefix: str = "") -> dict[str, ParamRef]:
+    """The parameters of the object at ``obj.<attr>`` as parameters of ``obj`` (names prefixed)."""
+
+    def wrap(r):
+        return ParamRef(lambda o: r.get(getattr(o, attr)),
+                        lambda o, v: eqx.tree_at(lambda oo: getattr(oo, attr), o, r.set(getattr(o, attr), v)))
+
+    return {prefix + name: wrap(r) for name, r in refs.items()}
+
+
+def _field_ref(name: str, field: str, idx) -> ParamRef:
+    def get(m):
+        arr = getattr(m, field)
+        return arr if idx is None else arr[idx]
+
+    def set_(m, value):
+        old = getattr(m, field)
+        value = conform(name, value, get(m))
+        return eqx.tree_at(lambda mm: getattr(mm, field), m, value if idx is None else old.at[idx].set(value))
+
+    return ParamRef(get, set_)
+
+
+def _beam_ref(name: str, body: int, path: tuple) -> ParamRef:
+    """``beam.<b>.<path>``: set on the link's :class:`Beam`, then its integrals re-derived."""
+
+    def get(m):
+        x = m.flex[body].spec
+        for a in path:
+            x = getattr(x, a)
+        return jnp.asarray(x)
+
+    def set_(m, value):
+        spec = m.flex[body].spec
+        new_spec = attribute_ref(name, path).set(spec, conform(name, value, get(m)))
+        flex = list(m.flex)
+        flex[body] = new_spec.flex_body(m.dtype)
+        return eqx.tree_at(lambda mm: mm.flex, m, tuple(flex))
+
+    return ParamRef(get, set_)
+
+
+def array_fields(module) -> list[str]:
+    """The non-static fields of a Module that hold numbers or arrays (its fittable leaves)."""
+    out = []
+    for f in getattr(module, "__dataclass_fields__", {}).values():
+        if f.metadata.get("static", False):
+            continue
+        v = getattr(module, f.name, None)
+        if isinstance(v, (jax.Array, np.ndarray, float, int)) and not isinstance(v, bool):
+            out.append(f.name)
+    return out
+
+
+def model_param_refs(model: Model) -> dict[str, ParamRef]:
+    """Every named parameter of the model, in a stable order, with its reader and writer."""
+    t = model.topology
+    refs: dict[str, ParamRef] = {}
+    for i, b in enumerate(t.body_names):
+        for k, field in _BODY_FIELDS.items():
+            refs[f"body.{b}.{k}"] = _field_ref(f"body.{b}.{k}", field, i)
+    for i, j in enumerate(t.joint_names):
+        if t.joint_types[i] in USES_AXIS:
+            refs[f"joint.{j}.axis"] = _field_ref(f"joint.{j}.axis", "axis", i)
+        if t.nv_joint[i]:
+            for k in _JOINT_FIELDS:
+                refs[f"joint.{j}.{k}"] = _field_ref(f"joint.{j}.{k}", k, t.v_slice(i))
+    for i, s in enumerate(t.site_names):
+        for k, field in _SITE_FIELDS.items():
+            refs[f"site.{s}.{k}"] = _field_ref(f"site.{s}.{k}", field, i)
+    for i, b in enumerate(t.body_names):
+        fb = model.flex[i] if model.flex else None
+        spec = None if fb is None else fb.spec
+        if not isinstance(spec, Beam):
+            continue
+        for k in _BEAM_FIELDS:
+            if getattr(spec, k) is not None and not (k in ("tip_mass", "tip_inertia") and not spec.has_tip):
+                refs[f"beam.{b}.{k}"] = _beam_ref(f"beam.{b}.{k}", i, (k,))
+        for fam in _MODE_FAMILIES:
+            modes = getattr(spec, fam)
+            if modes is not None:
+                for k in array_fields(modes):
+                    refs[f"beam.{b}.{fam}.{k}"] = _beam_ref(f"beam.{b}.{fam}.{k}", i, (fam, k))
+    refs["gravity"] = _field_ref("gravity", "gravity", None)
+    return refs
+
+
+def split_index(name: str):
+    """``("body.a.com", (2,))`` from ``"body.a.com[2]"``; ``(name, None)`` without an index."""
+    m = _INDEX.match(name)
+    if m is None:
+        return name, None
+    try:
+        idx = tuple(int(x) for x in m.group("index").split(",") if x.strip())
+    except ValueError:
+        raise ParamError(f"bad index in parameter name {name!r}") from None
+    return m.group("base"), idx
+
+
+def lookup(refs: Mapping[str, ParamRef], name: str, hint: str) -> ParamRef:
+    """The :class:`ParamRef` of ``name`` (with an optional trailing index) among ``refs``."""
+    if not isinstance(name, str):
+        raise ParamError(f"parameter names are strings, got {name!r}")
+    base, idx = split_index(name)
+    if base not in refs:
+        close = difflib.get_close_matches(base, list(refs), n=3)
+        did = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise ParamError(f"unknown parameter {name!r}{did} ({hint})")
+    ref = refs[base]
+    if idx is None:
+        return ref
+
+    def get(obj):
+        arr = ref.get(obj)
+        if len(idx) > arr.ndim or any(not -n <= k < n for k, n in zip(idx, arr.shape)):
+            raise ParamError(f"index {list(idx)} is out of range for parameter {base!r} of shape {arr.shape}")
+        return arr[idx]
+
+    def set_(obj, value):
+        whole = ref.get(obj)
+        return ref.set(obj, whole.at[idx].set(conform(name, value, get(obj))))
+
+    return ParamRef(get, set_)
+
+
+_MODEL_HINT = "names look like 'body.<body>.mass', 'joint.<joint>.damping', 'gravity'; see diffsim.param_names(model)"
 
 
 def param_names(model: Model) -> list[str]:
     """Every named parameter of the model, in a stable order."""
-    t = model.topology
-    names = []
-    for b in t.body_names:
-        names += [f"body.{b}.{k}" for k in _BODY_FIELDS]
-    for i, j in enumerate(t.joint_names):
-        if t.joint_types[i] in USES_AXIS:
-            names.append(f"joint.{j}.axis")
-        if t.nv_joint[i]:
-            names += [f"joint.{j}.damping", f"joint.{j}.armature"]
-    for s in t.site_names:
-        names += [f"site.{s}.{k}" for k in _SITE_FIELDS]
-    names.append("gravity")
-    return names
-
-
-def _resolve(model: Model, name: str):
-    """``(field, index)`` of a named parameter; ``index`` is an int, slice or ``None``."""
-    t = model.topology
-    if name == "gravity":
-        return "gravity", None
-    kind, _, rest = name.partition(".")
-    elem, _, attr = rest.rpartition(".")
-    try:
-        if kind == "body" and attr in _BODY_FIELDS:
-            return _BODY_FIELDS[attr], t.body_index(elem)
-        if kind == "site" and attr in _SITE_FIELDS:
-            return _SITE_FIELDS[attr], t.site_index(elem)
-        if kind == "joint":
-            i = t.joint_index(elem)
-            if attr == "axis" and t.joint_types[i] in USES_AXIS:
-                return "axis", i
-            if attr in ("damping", "armature") and t.nv_joint[i]:
-                return attr, t.v_slice(i)
-    except KeyError as e:
-        raise KeyError(f"unknown parameter {name!r}: {e.args[0]}") from None
-    raise KeyError(
-        f"unknown parameter {name!r}; names look like 'body.<body>.mass', 'joint.<joint>.damping', "
-        "'gravity' (see diffsim.param_names(model))"
-    )
+    return list(model_param_refs(model))
 
 
 def get_param(model: Model, name: str):
     """The value of a named parameter (a traced array inside ``jit``)."""
-    field, idx = _resolve(model, name)
-    arr = getattr(model, field)
-    return arr if idx is None else arr[idx]
+    return lookup(model_param_refs(model), name, _MODEL_HINT).get(model)
 
 
 def set_params(model: Model, values: Mapping[str, object]) -> Model:
     """A new model with the named parameters replaced (functional; differentiable)."""
+    refs = model_param_refs(model)
     for name, value in values.items():
-        field, idx = _resolve(model, name)
-        old = getattr(model, field)
-        value = jnp.asarray(value, dtype=old.dtype)
-        target = old[idx] if idx is not None else old
-        if value.shape != target.shape:
-            value = jnp.broadcast_to(value, target.shape) if value.ndim == 0 else value
-            if value.shape != target.shape:
-                raise ValueError(f"parameter {name!r} has shape {target.shape}, got {value.shape}")
-        new = value if idx is None else old.at[idx].set(value)
-        model = eqx.tree_at(lambda m: getattr(m, field), model, new)
+        model = lookup(refs, name, _MODEL_HINT).set(model, value)
     return model

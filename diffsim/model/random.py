@@ -6,6 +6,7 @@ import numpy as np
 
 from .builder import ModelBuilder
 from .model import Model
+from .rotations import quat_to_rot
 
 
 def _random_rotation(rng):
@@ -17,10 +18,7 @@ def _random_inertia(rng, mass):
     # a random box-like mass distribution: guaranteed physical (triangle inequality)
     dims = rng.uniform(0.1, 1.0, size=3)
     d = mass / 12.0 * np.array([dims[1] ** 2 + dims[2] ** 2, dims[0] ** 2 + dims[2] ** 2, dims[0] ** 2 + dims[1] ** 2])
-    q = _random_rotation(rng)
-    from .builder import quat_to_rot_np
-
-    R = quat_to_rot_np(q)
+    R = quat_to_rot(_random_rotation(rng))
     return R @ np.diag(d) @ R.T
 
 

@@ -8,6 +8,7 @@ Zero initial state, 10 s.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import jax
@@ -15,11 +16,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import spatial as sp
-from ..dynamics.energy import kinetic_energy, spatial_momentum
-from ..simulation.simulate import simulate
+from ..dynamics.dispatch import kinetic_energy
+from ..dynamics.energy import spatial_momentum
+from ..io import load_mjcf
 from ..loads import Loads, site_force
 from ..model.model import neutral_configuration
 from ..model.params import set_params
+from ..simulation.simulate import simulate
+from ..viz import plot_attitudes, plot_body_com_displacement, plot_conservation
 from .base import Scenario
 
 DATA = Path(__file__).parent / "data" / "seed000_dual_arm.xml"
@@ -27,8 +31,6 @@ DATA = Path(__file__).parent / "data" / "seed000_dual_arm.xml"
 
 def model():
     """The S0 model (float64 when x64 is enabled)."""
-    from ..io import load_mjcf
-
     return load_mjcf(DATA)
 
 
@@ -52,10 +54,6 @@ def balance_integrand(m, ld: Loads):
 
 
 def _run(options, params, out: Path) -> dict:
-    import time
-
-    from ..viz import plot_attitudes, plot_body_com_displacement, plot_conservation
-
     m = set_params(model(), params) if params else model()
     ld = loads(m, options["F1"], options["F2"])
     q0 = neutral_configuration(m)
@@ -129,7 +127,7 @@ def _run(options, params, out: Path) -> dict:
             title="S0: momentum and energy balance",
         ))
     return {
-        "status": traj.status,
+        "status": traj.message,
         "num_steps": int(traj.num_steps),
         "sim_wall_time_s": sim_time,
         "t1": float(t[-1]),

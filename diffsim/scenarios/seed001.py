@@ -28,10 +28,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..beams import timoshenko_modes
-from ..contact import ContactPoint, Plane, contact, friction_law, normal_law
-from ..flexible.beam import beam
+from ..contact import ContactPoint, Plane, compliant_contact, friction_law, normal_law
+from ..dynamics.configuration import configuration_rate
+from ..model.beam import beam
 from ..model.builder import ModelBuilder
 from ..simulation.simulate import simulate
+from ..viz.plots import plot_series
 from .base import Scenario
 
 E = 2e11
@@ -82,7 +84,7 @@ def contact_model(m, *, K=DATA["K"], c_r=DATA["c_r"], mu_k=DATA["mu_k"], v0=DATA
         fl = None
     else:
         fl = friction_law(friction, mu_k=mu_k, width=friction_width if friction_width is not None else v1)
-    return contact(m, pts, [Plane((0.0, 1.0, 0.0), 0.0)], normal=nl, friction=fl, mode=mode)
+    return compliant_contact(m, pts, [Plane((0.0, 1.0, 0.0), 0.0)], normal=nl, friction=fl, mode=mode)
 
 
 def initial_state(m, height=0.9):
@@ -99,8 +101,6 @@ def joint_positions(m, c, q):
 
 def joint_velocities(m, c, q, v):
     """World (ẋ, ẏ) of O1…O4 [4, 2]."""
-    from ..dynamics.configuration import configuration_rate
-
     return jax.jvp(lambda qq: joint_positions(m, c, qq), (q,), (configuration_rate(m, q, v),))[1]
 
 
@@ -175,8 +175,6 @@ def impact_summary(arrays) -> dict:
 
 
 def _run(options, params, out: Path) -> dict:
-    from ..viz.plots import plot_series
-
     sets = list(MODE_SETS) if options["modes"] == "all" else [options["modes"]]
     summary = {"mode_sets": {}}
     t_all = time.perf_counter()
@@ -190,7 +188,7 @@ def _run(options, params, out: Path) -> dict:
         a = {k: np.asarray(v) for k, v in results(m, c, traj).items()}
         err = np.abs(a["energy_error_pct"])
         s = {
-            "status": traj.status,
+            "status": traj.message,
             "num_steps": int(traj.num_steps),
             "wall_time_s": wall,
             "energy_error_max_pct": float(err.max()),

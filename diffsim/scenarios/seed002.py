@@ -43,10 +43,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..complementarity import OPEN, STICK, LCPStatus, rigid_contacts, simulate_lcp
+from ..complementarity import OPEN, STICK, LCPStatus, rigid_contact
 from ..contact import ContactPoint, Plane
 from ..dynamics.kinematics import forward_kinematics, point_jacobian
 from ..model.builder import ModelBuilder
+from ..simulation.lcp import STEPPERS
+from ..simulation.simulate import simulate
+from ..simulation.system import System
+from ..viz.plots import new_figure, plot_series, save_figure
 from .base import Scenario
 
 DATA = dict(
@@ -110,7 +114,7 @@ def contact_model(m, mu=None, formulation="planar"):
     yP = plane_height(m)
     pt = [ContactPoint(TIP_BODY, (DATA["L"], 0.0, 0.0), name="P")]
     pl = [Plane((0.0, -1.0, 0.0), -yP)]
-    return rigid_contacts(m, pt, pl, mu=DATA["mu"] if mu is None else mu, formulation=formulation,
+    return rigid_contact(m, pt, pl, mu=DATA["mu"] if mu is None else mu, formulation=formulation,
                           plane_of_motion=(0.0, 0.0, -1.0))
 
 
@@ -154,7 +158,7 @@ def controls(m, yP):
 
 @eqx.filter_jit
 def _simulate(m, rc, q0, v0, yP, t1, dt, method):
-    return simulate_lcp(m, q0, v0, rc, t1=t1, dt=dt, controls=controls(m, yP), method=method)
+    return simulate(System(m, q0, v0, contact=rc, tau=controls(m, yP), t1=t1, solver=STEPPERS[method](dt)))
 
 
 def run(dt=0.01, t1=5.0, method="acceleration", mu=None, formulation="planar"):
@@ -176,9 +180,9 @@ def results(m, rc, tr) -> dict:
     return dict(
         t=np.asarray(tr.t), q=q, v=v, joint_angles=q[:, 3:], base_xy=q[:, :2], base_theta=q[:, 2],
         tip_xy=np.asarray(tipv[0]), tip_vxy=np.asarray(tipv[1]),
-        lambda_N=np.asarray(tr.lambda_N)[:, 0], lambda_T=np.asarray(tr.lambda_T)[:, 0],
-        gap=np.asarray(tr.gap)[:, 0], slip=np.asarray(tr.slip)[:, 0], mode=np.asarray(tr.mode)[:, 0],
-        lcp_status=np.asarray(tr.lcp_status), controls=np.asarray(tau), tip_force_command=np.asarray(F),
+        lambda_N=np.asarray(tr.contact.lambda_N)[:, 0], lambda_T=np.asarray(tr.contact.lambda_T)[:, 0],
+        gap=np.asarray(tr.contact.gap)[:, 0], slip=np.asarray(tr.contact.slip)[:, 0],
+        mode=np.asarray(tr.contact.mode)[:, 0], lcp_status=np.asarray(tr.contact.lcp_status), controls=np.asarray(tau), tip_force_command=np.asarray(F),
         plane_y=yP,
     )
 
@@ -215,8 +219,6 @@ def summarize(a) -> dict:
 
 
 def _run(options, params, out: Path) -> dict:
-    from ..viz.plots import plot_series
-
     if params:
         raise ValueError("seed002-space-contact takes no model-parameter overrides; set mu / dt / t1 / method")
     ts = time.perf_counter()
@@ -226,7 +228,7 @@ def _run(options, params, out: Path) -> dict:
     a = results(m, rc, tr)
     np.savez_compressed(out / "trajectory.npz", **a)
     s = summarize(a)
-    code = int(tr.status)
+    code = int(tr.contact.first_failure)
     s.update(status="success" if code == 0 else LCPStatus(code).name.lower(), lcp_status_code=code,
              sim_wall_time_s=wall, paper=PAPER, data=DATA)
     if options["plots"]:
@@ -251,12 +253,7 @@ def _figures(a, out: Path, plot_series):
 
 
 def _paths(a, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.0, 5.0))
+    fig, ax = new_figure(figsize=(7.0, 5.0))
     m = model()
     for k in np.linspace(0, len(a["t"]) - 1, 6).astype(int):
         kin = forward_kinematics(m, jnp.asarray(a["q"][k]))
@@ -273,9 +270,7 @@ def _paths(a, path):
     ax.set_title("S2: base and tip paths, arm at six instants (paper fig 9)")
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 SEED002 = Scenario(

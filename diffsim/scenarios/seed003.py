@@ -26,10 +26,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..beams import PolynomialModes, euler_bernoulli_modes
-from ..flexible.beam import beam
+from ..model.beam import beam
 from ..model.builder import ModelBuilder
 from ..simulation.prescribed import joint_torques, prescribe
 from ..simulation.simulate import simulate
+from ..viz.plots import plot_series
 from .base import Scenario
 
 DATA = dict(l=0.8, A=4.0e-4, E=7.0e10, m=2.512, I1=5.333e-8, I2=1.333e-8, omega=10.0)
@@ -85,8 +86,6 @@ def run_two_link(case="elastic-elastic", n_modes=1, stiffening=True, revolutions
 
 
 def _run(options, params, out: Path) -> dict:
-    from ..viz.plots import plot_series
-
     cases = list(CASES) if options["case"] == "both" else [options["case"]]
     res = {}
     t0 = time.perf_counter()
@@ -96,7 +95,7 @@ def _run(options, params, out: Path) -> dict:
                                      options["rtol"], options["atol"], options["n_save"], options["solver"],
                                      options["progress"], options["shapes"])
         tip.block_until_ready()
-        res[c] = dict(t=np.asarray(traj.t), tip=np.asarray(tip), torque=np.asarray(tq), status=traj.status,
+        res[c] = dict(t=np.asarray(traj.t), tip=np.asarray(tip), torque=np.asarray(tq), status=traj.message,
                       steps=int(traj.num_steps), wall=time.perf_counter() - ts)
     first = res[cases[0]]
     arrays = {"t": first["t"], "tip_deflection": first["tip"], "joint_torques": first["torque"]}

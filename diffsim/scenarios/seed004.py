@@ -56,10 +56,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..beams import TrigHyperbolicModes, euler_bernoulli_modes
-from ..dynamics.energy import total_energy
-from ..flexible.beam import beam
+from ..dynamics.dispatch import total_energy
+from ..model.beam import beam
 from ..model.builder import ModelBuilder
+from ..model.params import set_params
 from ..simulation.simulate import simulate
+from ..viz import new_figure, plot_series, save_figure
 from .base import Scenario
 
 # ---------------------------------------------------------------------------------------------
@@ -256,8 +258,6 @@ def energy_drift(m, traj):
 
 
 def _run(options, params, out: Path) -> dict:
-    from ..model.params import set_params
-    from ..viz.plots import plot_series
 
     t0 = time.perf_counter()
     cases = ["flexible", "rigid"] if options["compare"] else (["flexible"] if options["flexible"] else ["rigid"])
@@ -278,7 +278,7 @@ def _run(options, params, out: Path) -> dict:
         wall = time.perf_counter() - ts
         E, drift = energy_drift(m, traj)
         r = dict(m=m, traj=traj, t=np.asarray(traj.t), w=np.asarray(traj.v[:, :5]), q=np.asarray(traj.q[:, :5]),
-                 status=traj.status, steps=int(traj.num_steps), wall=wall, energy=E, drift=drift)
+                 status=traj.message, steps=int(traj.num_steps), wall=wall, energy=E, drift=drift)
         if case == "flexible":
             r["tip"] = {k: np.asarray(v) for k, v in boom_tip(m, traj.q, traj.v, 1).items()}
             r["tip_upper"] = {k: np.asarray(v) for k, v in boom_tip(m, traj.q, traj.v, 0).items()}
@@ -304,12 +304,7 @@ def _run(options, params, out: Path) -> dict:
 
     figs = []
     if options["plots"]:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axs = plt.subplots(5, 1, figsize=(7.5, 11), sharex=True)
+        fig, axs = new_figure(5, 1, figsize=(7.5, 11), sharex=True)
         for j in range(5):
             for k, r in res.items():
                 axs[j].plot(r["t"], r["w"][:, j], "-" if k == "flexible" else "--", label=f"{k} booms",
@@ -320,13 +315,10 @@ def _run(options, params, out: Path) -> dict:
         axs[0].legend(fontsize=8)
         axs[-1].set_xlabel("t [s]")
         fig.suptitle("S4 Canadarm2 free release: joint rates, flexible (solid) vs rigid (dashed) booms")
-        fig.tight_layout()
-        figs.append(out / "joint_rates.png")
-        fig.savefig(figs[-1], dpi=110)
-        plt.close(fig)
+        figs.append(save_figure(fig, out / "joint_rates.png", dpi=110))
         if "flexible" in res:
             tip = res["flexible"]["tip"]
-            fig, axs = plt.subplots(2, 2, figsize=(11, 6), sharex=True)
+            fig, axs = new_figure(2, 2, figsize=(11, 6), sharex=True)
             axs[0, 0].plot(t, tip["bending"][:, 0] * 1e3, label="y (lateral, along the pitch axes)")
             axs[0, 0].plot(t, tip["bending"][:, 1] * 1e3, label="z (in the pitch plane)")
             axs[0, 0].set(ylabel="tip bending [mm]", title="lower boom tip bending (Fig. 7)")
@@ -341,10 +333,7 @@ def _run(options, params, out: Path) -> dict:
             for ax in axs.flat:
                 ax.grid(alpha=0.3)
             fig.suptitle("S4: deformation at the tip of the second flexible link (lower boom), body frame")
-            fig.tight_layout()
-            figs.append(out / "tip_deformation.png")
-            fig.savefig(figs[-1], dpi=110)
-            plt.close(fig)
+            figs.append(save_figure(fig, out / "tip_deformation.png", dpi=110))
         figs.append(plot_series({k: (r["t"], (r["energy"] - r["energy"][0])) for k, r in res.items()},
                                 out / "energy.png", ylabel="E(t) − E(0) [J]", title="S4: total energy drift"))
 

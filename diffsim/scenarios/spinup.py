@@ -22,15 +22,15 @@ import time
 from pathlib import Path
 
 import diffrax
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..beams import euler_bernoulli_modes
-from ..flexible.beam import beam
+from ..beams import TrigHyperbolicModes, euler_bernoulli_modes
+from ..model.beam import beam
 from ..model.builder import ModelBuilder
 from ..simulation.prescribed import joint_torques, prescribe
 from ..simulation.simulate import simulate
+from ..viz.plots import plot_series
 from .base import Scenario
 
 DATA = dict(L=10.0, EI=1.4e4, mu=1.2, EA=2.8e7)
@@ -60,8 +60,6 @@ def model(n_modes=4, stiffening=True, axial_modes=0, n_quad=24, dtype=None):
 
 def _axial_modes(n):
     """Fixed–free axial modes sin((k − ½)πη) as a trigonometric family."""
-    from ..beams import TrigHyperbolicModes
-
     k = np.arange(1, n + 1)
     al = (k - 0.5) * np.pi
     z = np.zeros(n)
@@ -72,7 +70,7 @@ def run_spinup(n_modes=4, stiffening=True, omega_s=6.0, Ts=15.0, t1=30.0, rtol=1
                solver="tsit5", axial_modes=0, progress=False, max_steps=None):
     """Simulate; returns ``(traj, tip_deflection, tip_axial, hub_torque)``. A diverging run
     (the linear model without stiffening above the first frequency) stops at ``max_steps``
-    (default 200 000 with stiffening, 20 000 without) and reports it in ``traj.status``; the
+    (default 200 000 with stiffening, 20 000 without) and reports it in ``traj.status`` (``traj.message``); the
     save points it did not reach are not finite."""
     if max_steps is None:
         max_steps = 200_000 if stiffening else 20_000
@@ -101,8 +99,6 @@ def reached(t, y):
 
 
 def _run(options, params, out: Path) -> dict:
-    from ..viz.plots import plot_series
-
     cases = [("with stiffening", True), ("without stiffening", False)] if options["compare"] else [
         ("with stiffening" if options["stiffening"] else "without stiffening", options["stiffening"])]
     res = {}
@@ -115,7 +111,7 @@ def _run(options, params, out: Path) -> dict:
         )
         tip.block_until_ready()
         res[label] = dict(t=np.asarray(traj.t), tip=np.asarray(tip), axial=np.asarray(axial),
-                          torque=np.asarray(torque), status=traj.status, steps=int(traj.num_steps),
+                          torque=np.asarray(torque), status=traj.message, steps=int(traj.num_steps),
                           wall=time.perf_counter() - t_start)
     main = res[cases[0][0]]
     np.savez_compressed(

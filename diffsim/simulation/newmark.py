@@ -74,7 +74,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 from diffrax import RESULTS
-from diffrax._local_interpolation import ThirdOrderHermitePolynomialInterpolation
+from diffrax import ThirdOrderHermitePolynomialInterpolation
 
 __all__ = ["GeneralizedAlpha", "HHT", "Newmark", "AbstractNewmarkFamily"]
 

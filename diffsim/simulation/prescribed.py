@@ -15,6 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..contact.laws import AbstractFrictionLaw, AbstractStatefulFrictionLaw
+from ..dynamics.flexible import articulated_flexible
+from ..loads import as_loads
 from ..model import joints as jt
 from ..model.model import Model
 
@@ -71,8 +74,6 @@ def prescribe(model: Model, joints: Sequence[str], motion: Callable) -> Prescrib
 def mixed_dynamics(model: Model, prescribed: Prescribed, t, q, v, tau, f_ext):
     """``(q, v, v̇, τ_joint)``: state with the prescribed entries imposed, accelerations and
     the joint forces (the driving torques on prescribed joints)."""
-    from ..flexible.dynamics import articulated_flexible
-
     q, v, qdd = prescribed.impose(t, q, v)
     nvr = model.topology.nv_rigid
     vdot, tau_j = articulated_flexible(model, q, v, tau, f_ext, prescribed.bodies, qdd[:nvr])
@@ -89,15 +90,18 @@ def joint_friction(model: Model, coulomb=0.0, viscous=0.0, width=1e-3, law=None)
     ``law``: any static friction law of :mod:`diffsim.contact.laws` (Coulomb, Stribeck,
     Ambrosio, Threlfall, …) evaluated at the joint rate with unit normal force, so that its
     ``μ`` parameters are friction torques [N m] (forces for prisms): ``τ = law(q̇, 1) − F_v q̇``.
-    The dynamic LuGre law needs a state per joint and is not accepted here."""
+    The dynamic LuGre law needs a state per joint and is not accepted here.
+
+    The model's own joint friction — ``joint.<j>.frictionloss`` (Coulomb, smoothed over
+    ``friction_width``) and ``joint.<j>.damping`` (viscous) — is the same law with named,
+    fittable parameters, included by every algorithm; this helper is for other laws."""
     n = model.topology.nv_rigid
     ne = model.topology.ne
     if law is not None:
-        from ..contact.laws import FRICTION_LAWS, LuGre
-
-        if isinstance(law, LuGre):
-            raise ValueError("joint_friction: the LuGre law has a bristle state; use it in contact (ds.contacts)")
-        if not isinstance(law, tuple(FRICTION_LAWS.values())):
+        if isinstance(law, AbstractStatefulFrictionLaw):
+            raise ValueError("joint_friction: the LuGre law has a bristle state; use it in contact "
+                             "(ds.compliant_contact)")
+        if not isinstance(law, AbstractFrictionLaw):
             raise ValueError(f"joint_friction: law must be a diffsim friction law, got {type(law).__name__}")
     elif np.any(np.asarray(width) <= 0):
         raise ValueError(f"friction width must be positive, got {width}")
@@ -117,8 +121,6 @@ def joint_torques(traj, prescribed: Prescribed, tau=None):
     """Joint forces [T, nv_rigid] along a trajectory: the applied ``tau`` on free joints and, on
     prescribed joints, the driving torque on top of the applied loads (pass the same ``tau`` as
     to ``simulate``, e.g. :func:`joint_friction`)."""
-    from ..loads import as_loads
-
     model = traj.model
     loads = as_loads(tau, (), None)
 

@@ -6,8 +6,10 @@ from typing import Callable, ClassVar
 
 import diffrax
 import numpy as np
-from diffrax._local_interpolation import ThirdOrderHermitePolynomialInterpolation
-from diffrax._solver.runge_kutta import AbstractERK, ButcherTableau
+import optimistix as optx
+from diffrax import AbstractERK, ButcherTableau, ThirdOrderHermitePolynomialInterpolation
+
+from .newmark import HHT, GeneralizedAlpha, Newmark
 
 _rk4_tableau = ButcherTableau(
     a_lower=(np.array([0.5]), np.array([0.0, 0.5]), np.array([0.0, 0.0, 1.0])),
@@ -38,16 +40,10 @@ ADAPTIVE = {
 FIXED = {"rk4": RK4}
 
 
-def _second_order_solvers():
-    from .newmark import HHT, GeneralizedAlpha, Newmark
-
-    return {"newmark": Newmark, "hht": HHT, "generalized-alpha": GeneralizedAlpha}
-
-
 # Implicit second-order (q̇ = v, nq == nv) solvers with an error estimate: adaptive with a
 # PIDController, fixed-step with ConstantStepSize (see diffsim.simulation.newmark).
-SECOND_ORDER = ("newmark", "hht", "generalized-alpha")
-SOLVERS = tuple(ADAPTIVE) + tuple(FIXED) + SECOND_ORDER
+SECOND_ORDER = {"newmark": Newmark, "hht": HHT, "generalized-alpha": GeneralizedAlpha}
+SOLVERS = tuple(ADAPTIVE) + tuple(FIXED) + tuple(SECOND_ORDER)
 
 
 def make_solver(solver, rtol=None, atol=None):
@@ -59,12 +55,10 @@ def make_solver(solver, rtol=None, atol=None):
         return solver, isinstance(solver, diffrax.AbstractAdaptiveSolver)
     name = str(solver).lower()
     if name == "kvaerno5":
-        import optimistix as optx
-
         root = diffrax.VeryChord(rtol=rtol, atol=atol, norm=optx.rms_norm)
         return diffrax.Kvaerno5(root_finder=root), True
     if name in SECOND_ORDER:
-        return _second_order_solvers()[name](), True
+        return SECOND_ORDER[name](), True
     if name in ADAPTIVE:
         return ADAPTIVE[name](), True
     if name in FIXED:

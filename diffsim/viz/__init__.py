@@ -1,5 +1,19 @@
-"""Figures of results (matplotlib, headless)."""
+"""Figures of results (matplotlib ``Figure`` objects; the user's backend is never changed)."""
 
-from .plots import plot_attitudes, plot_body_com_displacement, plot_conservation, plot_series
+from .plots import (
+    new_figure,
+    plot_attitudes,
+    plot_body_com_displacement,
+    plot_conservation,
+    plot_series,
+    save_figure,
+)
 
-__all__ = ["plot_attitudes", "plot_body_com_displacement", "plot_conservation", "plot_series"]
+__all__ = [
+    "new_figure",
+    "plot_attitudes",
+    "plot_body_com_displacement",
+    "plot_conservation",
+    "plot_series",
+    "save_figure",
+]

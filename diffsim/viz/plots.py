@@ -1,14 +1,28 @@
-"""Time-history figures in the style of the papers' result plots."""
+"""Time-history figures in the style of the papers' result plots.
+
+Figures are drawn on :class:`matplotlib.figure.Figure` objects (no ``pyplot``), so plotting never
+changes the user's matplotlib backend and works on headless machines."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+
+def new_figure(nrows=1, ncols=1, *, figsize=(7.0, 3.8), **subplots_kw):
+    """``(fig, axes)``: a figure with a grid of axes (``fig.subplots`` keywords), not registered
+    with ``pyplot``."""
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(nrows, ncols, **subplots_kw)
+
+
+def save_figure(fig, path, dpi=120) -> Path:
+    """Lay out and write ``fig`` to ``path``; returns the path."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    return Path(path)
 
 _AXES = ("x", "y", "z")
 
@@ -16,7 +30,7 @@ _AXES = ("x", "y", "z")
 def _grid(n):
     cols = min(n, 3)
     rows = int(np.ceil(n / cols))
-    fig, axs = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False, sharex=True)
+    fig, axs = new_figure(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False, sharex=True)
     return fig, axs.ravel()
 
 
@@ -35,10 +49,7 @@ def _per_body_panels(t, series, names, labels, ylabel, path, title):
     for ax in axs[-3:]:
         ax.set_xlabel("t [s]")
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 def plot_body_com_displacement(t, body_com, names, path, title="Centre-of-mass displacement"):
@@ -57,7 +68,7 @@ def plot_conservation(t, series: dict, path, title="Balance checks"):
     """Each entry ``label -> (change, expected)``: top row both curves, bottom row the error."""
     t = np.asarray(t)
     n = len(series)
-    fig, axs = plt.subplots(2, n, figsize=(4.5 * n, 5.5), squeeze=False, sharex=True)
+    fig, axs = new_figure(2, n, figsize=(4.5 * n, 5.5), squeeze=False, sharex=True)
     for k, (label, (change, expected)) in enumerate(series.items()):
         change, expected = np.asarray(change), np.asarray(expected)
         if change.ndim == 1:
@@ -72,15 +83,12 @@ def plot_conservation(t, series: dict, path, title="Balance checks"):
         for ax in axs[:, k]:
             ax.grid(alpha=0.3)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 def plot_series(curves: dict, path, *, xlabel="t [s]", ylabel="", title="", ylim=None, styles=None):
     """One panel, one curve per entry of ``curves`` (``label -> (x, y)``); returns ``path``."""
-    fig, ax = plt.subplots(figsize=(7.0, 3.8))
+    fig, ax = new_figure(figsize=(7.0, 3.8))
     for k, (label, (x, y)) in enumerate(curves.items()):
         style = (styles or {}).get(label, {})
         ax.plot(x, y, label=label, **style)
@@ -92,8 +100,4 @@ def plot_series(curves: dict, path, *, xlabel="t [s]", ylabel="", title="", ylim
     if len(curves) > 1:
         ax.legend()
     ax.set_title(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -34,35 +34,34 @@ Both run in one ``lax.scan`` (jit / vmap / grad through the LCP solutions).
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import ClassVar
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
-import numpy as np
 
-from ..dynamics.aba import forward_dynamics
+from .._util import is_concrete
+from ..complementarity.lemke import LCPStatus, lemke
+from ..complementarity.rigid import OPEN, SLIDE, STICK, RigidContact
 from ..dynamics.configuration import integrate
-from ..dynamics.crba import mass_matrix
+from ..dynamics.dispatch import forward_dynamics, mass_matrix
 from ..model.model import Model
-from .lemke import LCPStatus, lemke
-from .rigid import OPEN, SLIDE, STICK, RigidContact
+from .trajectory import Status, Trajectory
 
-METHODS = ("acceleration", "velocity")
+METHODS = ("acceleration", "velocity")  # the steppers, by name
 
 
-class LCPTrajectory(eqx.Module):
-    """Per saved step: ``t`` [T], ``q`` [T, nq], ``v`` [T, nv]; per contact the normal force
-    ``lambda_N`` [T, nc] (velocity level: impulse / h), friction force ``friction`` [T, nc, 3]
-    (world), ``lambda_T`` [T, nc] (its component along the first tangent direction: the planar
-    λ_T), gap [T, nc], slip velocity along that tangent ``slip`` [T, nc], ``mode`` [T, nc]
-    (0 open, 1 sticking, 2 sliding), the LCP ``lcp_status`` [T] of the step (0 solved, see
-    :class:`LCPStatus`) and ``status``: 0 if every step solved, else the first failure's code."""
+class LCPRecord(eqx.Module):
+    """Complementarity-contact part of a :class:`diffsim.Trajectory`, one entry per step (at
+    ``t[:-1]``): normal force ``lambda_N`` [T-1, nc] (velocity level: impulse / h), friction force
+    ``friction`` [T-1, nc, 3] (world), ``lambda_T`` [T-1, nc] (its component along the first tangent
+    direction: the planar λ_T), ``gap`` [T-1, nc], slip velocity along that tangent ``slip``
+    [T-1, nc], ``mode`` [T-1, nc] (0 open, 1 sticking, 2 sliding), the LCP status of every step
+    ``lcp_status`` [T-1] (0 solved, see :class:`LCPStatus`) and ``first_failure``: 0, or the
+    :class:`LCPStatus` code of the first step whose LCP was not solved."""
 
-    t: jax.Array
-    q: jax.Array
-    v: jax.Array
+    contact: RigidContact
     lambda_N: jax.Array
     lambda_T: jax.Array
     friction: jax.Array
@@ -70,7 +69,42 @@ class LCPTrajectory(eqx.Module):
     slip: jax.Array
     mode: jax.Array
     lcp_status: jax.Array
-    status: jax.Array
+    first_failure: jax.Array
+
+
+class AbstractLCPStepper(eqx.Module):
+    """A fixed-step time stepper with a contact LCP per step (the ``solver`` of a
+    :class:`diffsim.System` with rigid contacts; module docstring).
+
+    dt: the step [s] (``t1 − t0`` must be a whole number of steps).
+    tau_p: time constant of the penetration correction [s] (the rate is 1/max(tau_p, 5 dt)).
+    gap_tol: a contact with gap ≤ gap_tol [m] is closed.
+    keep_tol: velocity level: a contact that carried force stays a candidate while its gap is
+        below keep_tol [m].
+    save_every: keep every this many steps in the trajectory.
+    """
+
+    dt: float = eqx.field(static=True)
+    tau_p: float = eqx.field(static=True, default=0.05)
+    gap_tol: float = eqx.field(static=True, default=1e-9)
+    keep_tol: float = eqx.field(static=True, default=1e-4)
+    save_every: int = eqx.field(static=True, default=1)
+    method: ClassVar[str]
+
+
+class AccelerationLCP(AbstractLCPStepper):
+    """Seed 002's acceleration-level stepping (module docstring)."""
+
+    method: ClassVar[str] = "acceleration"
+
+
+class VelocityLCP(AbstractLCPStepper):
+    """Stewart–Trinkle / Anitescu–Potra velocity-level stepping (module docstring)."""
+
+    method: ClassVar[str] = "velocity"
+
+
+STEPPERS = {"acceleration": AccelerationLCP, "velocity": VelocityLCP}
 
 
 def _delassus(model, q, W):
@@ -96,9 +130,11 @@ def _impulse_lcp(rc: RigidContact, kin, active, v_next_free, G, target):
 
 
 def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="acceleration", tau_p=0.05, gap_tol=1e-9, keep_tol=1e-4,
-             prev=None):
-    """One step ``(q, v) → (q⁺, v⁺)``; returns ``(q⁺, v⁺, info)`` with ``info`` the contact
-    forces, gaps, slips, modes and the LCP status of the step (see :class:`LCPTrajectory`).
+             prev=None, f_ext=None, dynamics=forward_dynamics):
+    """One step ``(q, v) → (q⁺, v⁺)`` under generalised forces ``tau`` and body wrenches ``f_ext``;
+    returns ``(q⁺, v⁺, info)`` with ``info`` the contact forces, gaps, slips, modes and the LCP
+    status of the step (see :class:`LCPRecord`); ``dynamics`` gives the contact-free
+    accelerations.
     ``prev``: ``(mode [nc], slide_dir [nc, ·])`` of the previous step (slip reversal → stick;
     velocity level: contacts that carried force stay candidates while ``g ≤ keep_tol`` [m])."""
     nc = rc.nc
@@ -118,7 +154,7 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         if prev is not None:
             active = active | ((prev[0] != OPEN) & (kin.g <= keep_tol))
         target = jnp.where(kin.g > 0, -kin.g / h, jnp.maximum(e * jnp.maximum(-kin.g_dot, 0.0), jnp.maximum(-kin.g, 0.0) * inv_tau))
-        a_free = forward_dynamics(model, q, v, tau)
+        a_free = dynamics(model, q, v, tau, f_ext)
         lam, status = _impulse_lcp(rc, kin, active, v + h * a_free, G, target)
         v_new = v + h * a_free + MinvWT @ lam
         lam = lam / h
@@ -141,7 +177,7 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
         v = v + MinvWT @ lam_i
         kin = rc.at_velocity(model, q, v, kin)
         W, drift, _ = rc.stacked_rows(kin)
-        a_free = forward_dynamics(model, q, v, tau)
+        a_free = dynamics(model, q, v, tau, f_ext)
         # closed: touching or sunk in; whether it separates is the LCP's outcome (λ_N = 0, g̈_N > bound)
         closed = kin.g <= gap_tol
         slide_dir = rc.slide_direction(kin)
@@ -178,70 +214,56 @@ def lcp_step(model: Model, rc: RigidContact, q, v, tau, h, *, method="accelerati
     return q_new, v_new, info
 
 
-def simulate_lcp(
-    model: Model,
-    q0,
-    v0,
-    contact: RigidContact,
-    *,
-    t1: float,
-    dt: float,
-    controls: Callable | None = None,
-    method: str = "acceleration",
-    tau_p: float = 0.05,
-    gap_tol: float = 1e-9,
-    keep_tol: float = 1e-4,
-    save_every: int = 1,
-) -> LCPTrajectory:
-    """Simulate ``[0, t1]`` with fixed steps ``dt`` and rigid contacts ``contact``
-    (:func:`diffsim.rigid_contacts`). ``controls(t, q, v) -> τ [nv]`` gives the generalised
-    control forces (base forces and joint torques; default none). ``method``: ``'acceleration'``
-    (seed 002) or ``'velocity'`` (Stewart–Trinkle / Anitescu–Potra); see the module doc.
+def simulate_lcp_system(system) -> Trajectory:
+    """Fixed-step simulation of a :class:`diffsim.System` with rigid contacts (``system.contact``, a
+    :class:`~diffsim.complementarity.RigidContact`) by its LCP stepper ``system.solver``; loads
+    (``tau`` callables of ``(t, q, v)``, point forces) are applied at the start of every step.
 
     A step whose LCP is not solved (Painlevé, pivot limit) makes the state NaN from there on and
-    ``status`` reports the first failure's :class:`LCPStatus` code — never a silent guess."""
-    if method not in METHODS:
-        raise ValueError(f"unknown LCP time-stepping method {method!r}; choose one of {METHODS}")
-    if not isinstance(contact, RigidContact):
-        raise TypeError(f"contact must be a RigidContact (diffsim.rigid_contacts), got {type(contact).__name__}")
-    try:
-        dt_f, t1_f = float(dt), float(t1)
-    except (TypeError, jax.errors.ConcretizationTypeError):
-        raise ValueError("dt and t1 must be concrete numbers (they fix the number of steps)") from None
-    if not dt_f > 0 or not t1_f > 0:
-        raise ValueError(f"dt and t1 must be positive, got dt={dt}, t1={t1}")
-    n_steps = int(round(t1_f / dt_f))
-    if abs(n_steps * dt_f - t1_f) > 1e-9 * t1_f:
-        raise ValueError(f"t1 = {t1} is not a whole number of steps dt = {dt}")
-    if n_steps % save_every:
+    the trajectory's status is ``LCP_FAILED`` (``contact.first_failure`` says which) — never a
+    silent guess."""
+    model, contact, stepper = system.model, system.contact, system.solver
+    if not is_concrete(system.t0, system.t1):
+        raise ValueError("t0 and t1 of an LCP run must be concrete numbers (they fix the number of steps)")
+    dt_f, t0_f, t1_f = float(stepper.dt), float(system.t0), float(system.t1)
+    if not dt_f > 0:
+        raise ValueError(f"the LCP step dt must be positive, got {stepper.dt}")
+    span = t1_f - t0_f
+    n_steps = int(round(span / dt_f))
+    if n_steps < 1 or abs(n_steps * dt_f - span) > 1e-9 * max(abs(span), 1.0):
+        raise ValueError(f"t1 − t0 = {span} is not a whole number of steps dt = {stepper.dt}")
+    save_every = int(stepper.save_every)
+    if save_every < 1 or n_steps % save_every:
         raise ValueError(f"save_every = {save_every} must divide the number of steps {n_steps}")
     dtype = model.dtype
-    q0 = jnp.asarray(q0, dtype)
-    v0 = jnp.asarray(v0, dtype)
-    if q0.shape != (model.nq,) or v0.shape != (model.nv,):
-        raise ValueError(f"q0 must have shape ({model.nq},) and v0 ({model.nv},) for this model, got {q0.shape} and {v0.shape}")
     h = jnp.asarray(dt_f, dtype)
-    ctrl = controls if controls is not None else (lambda t, q, v: jnp.zeros(model.nv, dtype))
+    t0 = jnp.asarray(t0_f, dtype)
     nc = contact.nc
     sd = 1 if contact.formulation == "planar" else 2
+    loads, dynamics = system.loads, system.dynamics
 
     def step(carry, k):
-        q, v, pmode, pdir, status = carry
-        t = k * h
-        tau = jnp.asarray(ctrl(t, q, v), dtype)
-        q1, v1, info = lcp_step(model, contact, q, v, tau, h, method=method, tau_p=tau_p, gap_tol=gap_tol, keep_tol=keep_tol,
-                                prev=(pmode, pdir))
+        q, v, pmode, pdir, first = carry
+        t = t0 + k * h
+        tau, f_ext = loads.evaluate(model, t, q, v)
+        q1, v1, info = lcp_step(model, contact, q, v, tau, h, method=stepper.method, tau_p=stepper.tau_p,
+                                gap_tol=stepper.gap_tol, keep_tol=stepper.keep_tol, prev=(pmode, pdir),
+                                f_ext=f_ext, dynamics=dynamics)
         bad = info["lcp_status"] != int(LCPStatus.SOLVED)
-        status = jnp.where((status == 0) & bad, info["lcp_status"], status)
-        out = dict(t=t, q=q, v=v, **{k_: info[k_] for k_ in ("lambda_N", "lambda_T", "friction", "gap", "slip", "mode", "lcp_status")})
-        return (q1, v1, info["mode"], info["slide_dir"], status), out
+        first = jnp.where((first == 0) & bad, info["lcp_status"], first)
+        out = dict(t=t, q=q, v=v, **{k_: info[k_] for k_ in ("lambda_N", "lambda_T", "friction", "gap", "slip", "mode",
+                                                              "lcp_status")})
+        return (q1, v1, info["mode"], info["slide_dir"], first), out
 
-    init = (q0, v0, jnp.zeros(nc, jnp.int32), jnp.zeros((nc, sd), dtype), jnp.asarray(0, jnp.int32))
-    (qT, vT, _, _, status), out = jax.lax.scan(step, init, jnp.arange(n_steps))
+    init = (system.q0, system.v0, jnp.zeros(nc, jnp.int32), jnp.zeros((nc, sd), dtype), jnp.asarray(0, jnp.int32))
+    (qT, vT, _, _, first), out = jax.lax.scan(step, init, jnp.arange(n_steps))
     sl = slice(None, None, save_every)
     out = {k: v[sl] for k, v in out.items()}
-    # the final state, so that t runs over [0, t1]
-    out["t"] = jnp.append(out["t"], n_steps * h)
-    out["q"] = jnp.concatenate([out["q"], qT[None]])
-    out["v"] = jnp.concatenate([out["v"], vT[None]])
-    return LCPTrajectory(status=status, **out)
+    # the final state, so that t runs over [t0, t1]
+    t = jnp.append(out.pop("t"), t0 + n_steps * h)
+    q = jnp.concatenate([out.pop("q"), qT[None]])
+    v = jnp.concatenate([out.pop("v"), vT[None]])
+    status = jnp.where(first == 0, Status.SUCCESS, Status.LCP_FAILED).astype(jnp.int32)
+    record = LCPRecord(contact=contact, first_failure=first, **out)
+    return Trajectory(t=t, q=q, v=v, status=status, num_steps=jnp.asarray(n_steps, jnp.int32), model=model,
+                      contact=record)

@@ -1,7 +1,7 @@
 """Dynamics of trees of rigid and flexible links.
 
 Every link ``i`` has coordinates ``ξ_i = [V_i; δ̇_i]`` (body twist, then its ``ne_i`` modal rates;
-``ne_i = 0`` for a rigid link) and equations ``M_i ξ̇_i + b_i`` (:func:`~.body.body_kinetics`).
+``ne_i = 0`` for a rigid link) and equations ``M_i ξ̇_i + b_i`` (:func:`~.sections.body_kinetics`).
 A child ``c`` is attached to its parent's end frame: ``V_c = X_c P_end,p ξ_p + S_c q̇_c`` with
 ``X_c = c_X_end`` (tree placement and joint).
 
@@ -21,41 +21,45 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from .. import spatial as sp
-from ..dynamics.traversal import JointData, base_acceleration, body_spatial_inertias
-from ..model.model import Model
-from .body import body_kinetics
-
-
-def _zeros_fext(model):
-    return jnp.zeros((model.nb, 6), model.dtype)
+from ..model.model import Model, joint_passive_forces
+from .kinematics import frames
+from .sections import body_kinetics, section_pose, strain_energy
+from .traversal import (
+    JointData,
+    backward_pass,
+    base_acceleration,
+    body_spatial_inertias,
+    forward_pass,
+    implicit_forward_dynamics,
+)
 
 
 def outward_kinematics(model: Model, q, v):
     """Sweep 1 (outward): joint data ``jd`` (``jd.Xm[i]`` = ``i_X_end-of-parent``), body
     inertias, per link twist ``V``, joint velocity-product ``c`` and the link's
-    :class:`~.body.BodyKinetics` (``None`` if rigid)."""
+    :class:`~.sections.BodyKinetics` (``None`` if rigid)."""
     t = model.topology
     jd = JointData(model, q[: t.nq_rigid], v[: t.nv_rigid])
     Ib = body_spatial_inertias(model)
-    V, c, kin = [None] * t.nb, [None] * t.nb, [None] * t.nb
-    for i in range(t.nb):
-        p = t.parent[i]
-        if p < 0:
+
+    def kernel(i, parent):
+        if parent is None:
             Vi = jd.vJ[i]
         else:
-            V_end_p = V[p] if kin[p] is None else kin[p].V_end
-            Vi = jd.Xm[i] @ V_end_p + jd.vJ[i]
-        V[i] = Vi
-        c[i] = jd.cJ[i] + sp.cross_motion(Vi, jd.vJ[i])
+            V_p, kin_p = parent
+            Vi = jd.Xm[i] @ (V_p if kin_p is None else kin_p.V_end) + jd.vJ[i]
         fb = model.flex[i] if model.flex else None
-        if fb is not None:
-            sl = t.e_q_slice(i)
-            kin[i] = body_kinetics(fb, q[sl], v[t.e_v_slice(i)], Vi, Ib[i])
+        kin = None if fb is None else body_kinetics(fb, q[t.e_q_slice(i)], v[t.e_v_slice(i)], Vi, Ib[i])
+        return Vi, kin
+
+    out = forward_pass(t, kernel)
+    V = [o[0] for o in out]
+    kin = [o[1] for o in out]
+    c = [jd.cJ[i] + sp.cross_motion(V[i], jd.vJ[i]) for i in range(t.nb)]
     return jd, Ib, V, c, kin
 
 
@@ -71,147 +75,135 @@ def _own_equations(model, i, Ib, V, kin, f_ext, q, v, tau):
     return kin[i].M, b
 
 
+def _to_parent(jd, kin, i, p):
+    """``P`` [6, 6 + ne_p]: link ``p``'s coordinates → child ``i``'s body twist (``i_X_end`` and,
+    for a flexible parent, its end-frame map ``P_end``)."""
+    return jd.Xm[i] if kin[p] is None else jd.Xm[i] @ kin[p].P_end
+
+
 def articulated_flexible(
     model: Model, q, v, tau=None, f_ext=None, prescribed: Sequence[int] = (), qdd_prescribed=None
 ):
-    return _sweep(model, q, v, tau, f_ext, prescribed, qdd_prescribed)[:2]
-
-
-def _sweep(model: Model, q, v, tau=None, f_ext=None, prescribed: Sequence[int] = (), qdd_prescribed=None):
     """O(n) forward dynamics of a rigid/flexible tree (module docstring).
 
     ``tau`` [nv]: joint forces and modal generalised forces; ``prescribed``: bodies whose joint
     motion is imposed, with accelerations taken from ``qdd_prescribed`` [nv_rigid] (other
     entries ignored). Returns ``(v̇ [nv], τ_joint [nv_rigid])`` where ``τ_joint`` equals ``tau``
     on free joints and, on prescribed ones, is the driving torque the actuator must add to the
-    applied joint loads ``tau`` (joint friction, say) to impose the motion (damping and armature
-    included).
+    applied joint loads ``tau`` (joint friction, say) to impose the motion (the joints' passive
+    forces and armature included).
     """
     t = model.topology
     dt = model.dtype
+    nvr = t.nv_rigid
     tau = jnp.zeros(model.nv, dt) if tau is None else tau
-    f_ext = _zeros_fext(model) if f_ext is None else f_ext
+    f_ext = jnp.zeros((model.nb, 6), dt) if f_ext is None else f_ext
     pres = set(int(i) for i in prescribed)
     jd, Ib, V, c, kin = outward_kinematics(model, q, v)
-    tau_j = tau[: t.nv_rigid] - model.damping * v[: t.nv_rigid]
-    nb = t.nb
+    passive = joint_passive_forces(model, v[:nvr])
+    tau_j = tau[:nvr] - passive
 
-    IA, pA = [None] * nb, [None] * nb
-    for i in range(nb):
-        IA[i], pA[i] = _own_equations(model, i, Ib, V, kin, f_ext, q, v, tau)
-
-    # sweep 2: leaves to root
-    L, l, IA6, pA6, U, Dinv, u = ([None] * nb for _ in range(7))
-    for i in reversed(range(nb)):
-        A, pa_full = IA[i], pA[i]  # complete: every child has been added
+    # sweep 2: leaves to root; link i's own equations, then its children's articulated inertias
+    def inward(i, acc):
+        A, pa_full = acc  # complete: every child has been added
+        L = l = None
         if kin[i] is not None:  # condense the elastic coordinates of link i
             Aee, Aer = A[6:, 6:], A[6:, :6]
-            L[i] = jnp.linalg.solve(Aee, Aer)
-            l[i] = jnp.linalg.solve(Aee, pa_full[6:])
-            Ia6 = A[:6, :6] - A[:6, 6:] @ L[i]
-            pa6 = pa_full[:6] - A[:6, 6:] @ l[i]
+            L = jnp.linalg.solve(Aee, Aer)
+            l = jnp.linalg.solve(Aee, pa_full[6:])
+            Ia6 = A[:6, :6] - A[:6, 6:] @ L
+            pa6 = pa_full[:6] - A[:6, 6:] @ l
         else:
             Ia6, pa6 = A, pa_full
-        IA6[i], pA6[i] = Ia6, pa6
-        p = t.parent[i]
-        S = jd.S[i]
-        sl = t.v_slice(i)
+        S, sl = jd.S[i], t.v_slice(i)
+        U = Dinv = u = None
         if t.nv_joint[i] and i not in pres:
-            U[i] = Ia6 @ S
-            Dinv[i] = sp.small_inv(S.T @ U[i] + jnp.diag(model.armature[sl]))
-            u[i] = tau_j[sl] - S.T @ pa6
-            Ia = Ia6 - U[i] @ Dinv[i] @ U[i].T
-            pa = pa6 + Ia @ c[i] + U[i] @ (Dinv[i] @ u[i])
+            U = Ia6 @ S
+            Dinv = sp.small_inv(S.T @ U + jnp.diag(model.armature[sl]))
+            u = tau_j[sl] - S.T @ pa6
+            Ia = Ia6 - U @ Dinv @ U.T
+            pa = pa6 + Ia @ c[i] + U @ (Dinv @ u)
         elif t.nv_joint[i]:
             Ia = Ia6
             pa = pa6 + Ia6 @ (c[i] + S @ qdd_prescribed[sl])
         else:
             Ia = Ia6
             pa = pa6 + Ia6 @ c[i]
+        msg = None
+        p = t.parent[i]
         if p >= 0:
-            Xj = jd.Xm[i]
-            if kin[p] is None:
-                IA[p] = IA[p] + Xj.T @ Ia @ Xj
-                pA[p] = pA[p] + Xj.T @ pa
-            else:
-                P = Xj @ kin[p].P_end  # [6, 6+ne_p]
-                IA[p] = IA[p] + P.T @ Ia @ P
-                pA[p] = pA[p] + P.T @ (Ia @ (Xj @ kin[p].c_end) + pa)
+            P = _to_parent(jd, kin, i, p)
+            pe = pa if kin[p] is None else Ia @ (jd.Xm[i] @ kin[p].c_end) + pa
+            msg = (P.T @ Ia @ P, P.T @ pe)
+        return msg, (L, l, Ia6, pa6, U, Dinv, u)
+
+    own = [_own_equations(model, i, Ib, V, kin, f_ext, q, v, tau) for i in range(t.nb)]
+    _, art = backward_pass(t, inward, own)
 
     # sweep 3: root to leaves
-    a0 = base_acceleration(model)
-    A_end = [None] * nb
-    qdd = [None] * nb
-    qdde = [None] * nb
-    tau_out = [None] * nb
-    for i in range(nb):
-        p = t.parent[i]
-        Ap = a0 if p < 0 else A_end[p]
-        Ai = jd.Xm[i] @ Ap + c[i]
+    def outward(i, A_end_p):
+        L, l, Ia6, pa6, U, Dinv, u = art[i]
+        Ai = jd.Xm[i] @ A_end_p + c[i]
         sl = t.v_slice(i)
         S = jd.S[i]
         if t.nv_joint[i] and i not in pres:
-            qdd[i] = Dinv[i] @ (u[i] - U[i].T @ Ai)
-            Ai = Ai + S @ qdd[i]
-            tau_out[i] = tau[sl]
+            qdd = Dinv @ (u - U.T @ Ai)
+            Ai = Ai + S @ qdd
+            tau_i = tau[sl]
         elif t.nv_joint[i]:
-            qdd[i] = qdd_prescribed[sl]
-            Ai = Ai + S @ qdd[i]
-            f = IA6[i] @ Ai + pA6[i]
+            qdd = qdd_prescribed[sl]
+            Ai = Ai + S @ qdd
             # the driving torque on top of the applied joint loads (e.g. friction in ``tau``)
-            tau_out[i] = S.T @ f + model.armature[sl] * qdd[i] + model.damping[sl] * v[sl] - tau[sl]
+            tau_i = S.T @ (Ia6 @ Ai + pa6) + model.armature[sl] * qdd + passive[sl] - tau[sl]
         else:
-            qdd[i] = jnp.zeros(0, dt)
-            tau_out[i] = jnp.zeros(0, dt)
-        if kin[i] is not None:
-            qdde[i] = -(L[i] @ Ai + l[i])
-            A_end[i] = kin[i].P_end @ jnp.concatenate([Ai, qdde[i]]) + kin[i].c_end
-        else:
-            A_end[i] = Ai
-    vdot = jnp.concatenate([*qdd, *[x for x in qdde if x is not None]])
-    return vdot, jnp.concatenate(tau_out) if tau_out else jnp.zeros(0, dt), IA, jd
+            qdd, tau_i = jnp.zeros(0, dt), jnp.zeros(0, dt)
+        if kin[i] is None:
+            return Ai, (qdd, None, tau_i)
+        qdde = -(L @ Ai + l)
+        return kin[i].P_end @ jnp.concatenate([Ai, qdde]) + kin[i].c_end, (qdd, qdde, tau_i)
+
+    a0 = base_acceleration(model)
+    res = [o[1] for o in forward_pass(t, lambda i, parent: outward(i, a0 if parent is None else parent[0]))]
+    vdot = jnp.concatenate([r[0] for r in res] + [r[1] for r in res if r[1] is not None])
+    return vdot, jnp.concatenate([r[2] for r in res]) if res else jnp.zeros(0, dt)
 
 
 def inverse_dynamics_flexible(model: Model, q, v, a, f_ext=None):
     """Generalised forces ``[τ_joints; τ_modes]`` (recursive Newton–Euler) that produce the
     accelerations ``a`` [nv]; ``τ_modes`` is zero for the free motion of the modes."""
     t = model.topology
-    f_ext = _zeros_fext(model) if f_ext is None else f_ext
+    f_ext = jnp.zeros((model.nb, 6), model.dtype) if f_ext is None else f_ext
     jd, Ib, V, c, kin = outward_kinematics(model, q, v)
     zero_tau = jnp.zeros(model.nv, model.dtype)
+
     a0 = base_acceleration(model)
-    nb = t.nb
-    F, A_end = [None] * nb, [None] * nb
-    for i in range(nb):
-        p = t.parent[i]
-        Ap = a0 if p < 0 else A_end[p]
-        Ai = jd.Xm[i] @ Ap + c[i] + jd.S[i] @ a[t.v_slice(i)]
+
+    def outward(i, A_end_p):
+        Ai = jd.Xm[i] @ (a0 if A_end_p is None else A_end_p) + c[i] + jd.S[i] @ a[t.v_slice(i)]
         M, b = _own_equations(model, i, Ib, V, kin, f_ext, q, v, zero_tau)
-        if kin[i] is not None:
-            xi_d = jnp.concatenate([Ai, a[t.e_v_slice(i)]])
-            A_end[i] = kin[i].P_end @ xi_d + kin[i].c_end
-        else:
-            xi_d = Ai
-            A_end[i] = Ai
-        F[i] = M @ xi_d + b
-    for i in reversed(range(nb)):
-        p = t.parent[i]
-        if p >= 0:
-            P = jd.Xm[i] if kin[p] is None else jd.Xm[i] @ kin[p].P_end
-            F[p] = F[p] + P.T @ F[i][:6]
+        if kin[i] is None:
+            return Ai, M @ Ai + b
+        xi_d = jnp.concatenate([Ai, a[t.e_v_slice(i)]])
+        return kin[i].P_end @ xi_d + kin[i].c_end, M @ xi_d + b
+
+    F0 = [o[1] for o in forward_pass(t, lambda i, parent: outward(i, None if parent is None else parent[0]))]
+    # leaves to root: a child's wrench enters its parent's rows (6 + ne_p of them)
+    F, _ = backward_pass(
+        t, lambda i, Fi: (None if t.parent[i] < 0 else _to_parent(jd, kin, i, t.parent[i]).T @ Fi[:6], None), F0
+    )
     nvr = t.nv_rigid
-    tau = [jd.S[i].T @ F[i][:6] for i in range(nb)]
-    tau_e = [F[i][6:] for i in range(nb) if kin[i] is not None]
+    tau = [jd.S[i].T @ F[i][:6] for i in range(t.nb)]
+    tau_e = [F[i][6:] for i in range(t.nb) if kin[i] is not None]
     out = jnp.concatenate(tau + tau_e)
     arm = jnp.concatenate([model.armature, jnp.zeros(t.ne, model.dtype)])
-    damp = jnp.concatenate([model.damping * v[:nvr], jnp.zeros(t.ne, model.dtype)])
-    return out + arm * a + damp
+    passive = jnp.concatenate([joint_passive_forces(model, v[:nvr]), jnp.zeros(t.ne, model.dtype)])
+    return out + arm * a + passive
 
 
 def mass_matrix_flexible(model: Model, q):
     """``M(z)`` [nv, nv] (symmetric positive definite), columns of the inverse dynamics."""
     z = jnp.zeros(model.nv, model.dtype)
-    still = eqx.tree_at(lambda m: m.gravity, model, jnp.zeros_like(model.gravity))
+    still = model.without_gravity()
     return jax.jacfwd(lambda a: inverse_dynamics_flexible(still, q, z, a))(z)
 
 
@@ -233,34 +225,28 @@ def elastic_forces(model: Model, q):
     return jnp.concatenate(parts)
 
 
-def forward_dynamics_flexible(model: Model, q, v, tau=None, f_ext=None):
-    """Accelerations ``[q̈_joints; δ̈]`` of a rigid/flexible tree by the O(n) sweep.
-
-    Derivatives follow from the implicit function ``ID(θ, z, ż, z̈) = τ`` (as for rigid trees,
-    :func:`diffsim.forward_dynamics`): one JVP of the inverse dynamics and one more sweep."""
-    tau = jnp.zeros(model.nv, model.dtype) if tau is None else tau
-    f_ext = _zeros_fext(model) if f_ext is None else f_ext
-    return _fd_flexible(model, q, v, tau, f_ext)
-
-
-@jax.custom_jvp
-def _fd_flexible(model, q, v, tau, f_ext):
+def _sweep_solve(model, q, v, tau, f_ext):
     return articulated_flexible(model, q, v, tau, f_ext)[0]
 
 
-@_fd_flexible.defjvp
-def _fd_flexible_jvp(primals, tangents):
-    model, q, v, tau, f_ext = primals
-    dmodel, dq, dv, dtau, df = tangents
-    a = articulated_flexible(model, q, v, tau, f_ext)[0]
-    _, dID = jax.jvp(
-        lambda m, q, v, f: inverse_dynamics_flexible(m, q, v, a, f), (model, q, v, f_ext), (dmodel, dq, dv, df)
-    )
-    still = eqx.tree_at(lambda m: m.gravity, model, jnp.zeros_like(model.gravity))
-    # M⁻¹ x by the sweep at rest: its bias there is only the elastic force K δ, added back
-    rhs = dtau - dID + elastic_forces(model, q)
-    da = articulated_flexible(still, q, jnp.zeros_like(v), rhs, None)[0]
-    return a, da
+def _minv_flexible(model: Model, q, x):
+    """``M⁻¹ x`` by the sweep at rest (zero velocity and gravity): its bias there is only the
+    elastic force ``K δ``, added back."""
+    zero = jnp.zeros(model.nv, model.dtype)
+    return articulated_flexible(model.without_gravity(), q, zero, x + elastic_forces(model, q), None)[0]
+
+
+#: the sweep with derivatives from the implicit function ``ID(θ, z, ż, z̈) = τ``
+#: (:func:`~.traversal.implicit_forward_dynamics`): one JVP of the inverse dynamics and one more sweep
+forward_dynamics_sweep = implicit_forward_dynamics(_sweep_solve, inverse_dynamics_flexible, _minv_flexible)
+
+
+def forward_dynamics_flexible(model: Model, q, v, tau=None, f_ext=None):
+    """Accelerations ``[q̈_joints; δ̈]`` of a rigid/flexible tree by the O(n) sweep (derivatives
+    from the implicit function, as for rigid trees)."""
+    tau = jnp.zeros(model.nv, model.dtype) if tau is None else tau
+    f_ext = jnp.zeros((model.nb, 6), model.dtype) if f_ext is None else f_ext
+    return forward_dynamics_sweep(model, q, v, tau, f_ext)
 
 
 def kinetic_energy_flexible(model: Model, q, v):
@@ -279,9 +265,6 @@ def kinetic_energy_flexible(model: Model, q, v):
 
 def potential_energy_flexible(model: Model, q):
     """Gravity potential of rigid parts and sections plus strain energy ``½ δᵀ K δ``."""
-    from .kinematics import frames
-    from .body import section_pose, strain_energy
-
     t = model.topology
     Hb, _ = frames(model, q)
     com = Hb[:, :3, 3] + jnp.einsum("bij,bj->bi", Hb[:, :3, :3], model.com)
@@ -297,10 +280,12 @@ def potential_energy_flexible(model: Model, q):
     return V
 
 
-def dissipated_power_flexible(model: Model, q, v):
-    """Power dissipated by joint damping and modal (air + Kelvin–Voigt) damping, ≥ 0."""
+def dissipated_power(model: Model, q, v):
+    """Power dissipated by the joints' passive forces (damping, Coulomb friction) and the modal
+    (air + Kelvin–Voigt) damping, ≥ 0 — rigid and flexible trees."""
     t = model.topology
-    P = jnp.sum(model.damping * v[: t.nv_rigid] ** 2)
+    vr = v[: t.nv_rigid]
+    P = jnp.sum(joint_passive_forces(model, vr) * vr)
     for i in range(t.nb):
         fb = model.flex[i] if model.flex else None
         if fb is not None:
@@ -327,7 +312,7 @@ def reduced_newmark_jacobian(model: Model, prescribed=None):
     t = model.topology
     bodies = () if prescribed is None else prescribed.bodies
     qdd0 = jnp.zeros(t.nv_rigid, model.dtype)
-    still = eqx.tree_at(lambda m: m.gravity, model, jnp.zeros_like(model.gravity))
+    still = model.without_gravity()
 
     def jac(time, q, v, h, beta, gamma):
         B = jnp.zeros((model.nv, model.nv), model.dtype)

@@ -1,4 +1,10 @@
-"""Beams by assumed modes → :class:`~.body.FlexBody` (modal integrals by Gauss–Legendre).
+"""Beams by assumed modes → :class:`~.flexbody.FlexBody` (modal integrals by Gauss–Legendre).
+
+:func:`beam` records the physical description of a link as a :class:`Beam` and derives the
+modal integrals from it (:meth:`Beam.flex_body`). The description travels with the link
+(``FlexBody.spec``), so its quantities — ``EI_z``, ``mu``, ``tip_mass``, the mode-shape
+coefficients … — are named parameters (``beam.<body>.<field>``) whose integrals are derived inside
+the traced function when they are set: fitting ``EI`` needs no rebuilt model.
 
 Fields on ``η = x/L``: each family of mode shapes gives ``W`` (displacement, or angle for
 torsion), ``dW``, ``ddW`` (``η``-derivatives), ``Theta`` (section rotation × L; ``= dW`` for
@@ -20,10 +26,13 @@ Modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35; Timoshenko stiffness
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .body import FlexBody
+from ..beams import ModeShapes
+from .._util import is_concrete
+from .flexbody import FlexBody
 
 
 class BeamError(ValueError):
@@ -39,9 +48,7 @@ def gauss_legendre(n: int):
 def _positive(name, value, allow_zero=False):
     """Refuse non-positive (or negative) data; traced values (inside ``jit``/``grad``) are not
     checked."""
-    import jax
-
-    if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(value)):
+    if not is_concrete(value):
         return
     v = np.asarray(value, dtype=float)
     bad = (v < 0) if allow_zero else (v <= 0)
@@ -55,6 +62,60 @@ def _fields(shapes, eta):
     if n < 1:
         raise BeamError("a mode family with zero modes: give at least one mode or leave the family out")
     return f
+
+
+_FAMILIES = (
+    ("y", "modes_y", "EI_z", "kAG_y", "modes_y (bending in the x–y plane) needs EI_z"),
+    ("z", "modes_z", "EI_y", "kAG_z", "modes_z (bending in the x–z plane) needs EI_y"),
+    ("t", "modes_torsion", "GJ", None, "modes_torsion needs GJ"),
+    ("a", "modes_axial", "EA", None, "modes_axial needs EA"),
+)
+
+
+class Beam(eqx.Module):
+    """The physical description of a uniform flexible link (arguments of :func:`beam`, which
+    documents every field and its unit). Float fields are differentiable leaves; ``None`` marks a
+    family or quantity the link does not have. :meth:`flex_body` derives the section data."""
+
+    L: object
+    mu: object
+    EI_z: object = None
+    EI_y: object = None
+    GJ: object = None
+    EA: object = None
+    kAG_y: object = None
+    kAG_z: object = None
+    modes_y: ModeShapes | None = None
+    modes_z: ModeShapes | None = None
+    modes_torsion: ModeShapes | None = None
+    modes_axial: ModeShapes | None = None
+    rotary_inertia: object = (0.0, 0.0, 0.0)
+    air_damping: object = 0.0
+    kelvin_voigt: object = 0.0
+    I_y: object = None
+    I_z: object = None
+    tip_mass: object = None
+    tip_inertia: object = None
+    n_quad: int = eqx.field(static=True, default=24)
+    stiffening: bool = eqx.field(static=True, default=True)
+
+    @property
+    def has_tip(self) -> bool:
+        """A concentrated end mass is part of the link (``tip_mass`` or ``tip_inertia`` given)."""
+        return self.tip_mass is not None or self.tip_inertia is not None
+
+    def families(self):
+        """``(name, shapes, stiffness, shear stiffness)`` of the mode families present."""
+        out = []
+        for name, field, stiff, kag, _ in _FAMILIES:
+            modes = getattr(self, field)
+            if modes is not None:
+                out.append((name, modes, getattr(self, stiff), None if kag is None else getattr(self, kag)))
+        return out
+
+    def flex_body(self, dtype=None) -> FlexBody:
+        """The section data and modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35)."""
+        return _integrals(self, dtype)
 
 
 def beam(
@@ -76,8 +137,8 @@ def beam(
     kelvin_voigt=0.0,
     I_y=None,
     I_z=None,
-    tip_mass=0.0,
-    tip_inertia=(0.0, 0.0, 0.0),
+    tip_mass=None,
+    tip_inertia=None,
     n_quad: int = 24,
     stiffening: bool = True,
     dtype=None,
@@ -85,33 +146,33 @@ def beam(
     """A uniform beam along the body ``x`` axis as a :class:`FlexBody`.
 
     Args:
-        L: length [m]; mu: mass per unit length [kg/m].
+        L: length [m]; mu: mass per unit length ``ρA`` [kg/m].
         EI_z, kAG_y, modes_y: bending in the x–y plane (stiffness [N m²], shear stiffness
             ``k A G`` [N] for Timoshenko shapes, mode family). ``EI_y``, ``kAG_z``, ``modes_z``:
-            the x–z plane. ``GJ``/``modes_torsion``; ``EA``/``modes_axial``. Families left
-            ``None`` add no coordinates.
+            the x–z plane. ``GJ`` [N m²] / ``modes_torsion``; ``EA`` [N] / ``modes_axial``.
+            Families left ``None`` add no coordinates.
         rotary_inertia: section inertia per unit length ``(J_x, J_y, J_z)`` [kg m].
-        air_damping ``γ`` [kg/(m s)] and kelvin_voigt ``K_v`` with the second moments
+        air_damping ``γ`` [kg/(m s)] and kelvin_voigt ``K_v`` [kg m⁻¹ s] with the second moments
             ``I_z`` (x–y plane) / ``I_y`` [m⁴] (seed 001 eq 11).
         tip_mass [kg], tip_inertia ``(J_x, J_y, J_z)`` [kg m²]: a concentrated mass at ``x = L``.
+            Leave both ``None`` for no end mass; give ``tip_mass=0.0`` to keep an end mass that a
+            fit may move away from zero.
         n_quad: Gauss–Legendre points for the modal integrals and the mass sections.
         stiffening: keep the foreshortening term (geometric stiffening), see
-            :mod:`diffsim.flexible.body`.
+            :mod:`diffsim.model.flexbody`.
+
+    The returned link carries its description (``FlexBody.spec``, a :class:`Beam`).
     """
     _positive("L", L)
     _positive("mu", mu)
-    families = []
-    for name, what, modes, stiff, kag in (
-        ("y", "modes_y (bending in the x–y plane) needs EI_z", modes_y, EI_z, kAG_y),
-        ("z", "modes_z (bending in the x–z plane) needs EI_y", modes_z, EI_y, kAG_z),
-        ("t", "modes_torsion needs GJ", modes_torsion, GJ, None),
-        ("a", "modes_axial needs EA", modes_axial, EA, None),
-    ):
-        if modes is None:
-            continue
-        if stiff is None:
+    spec = Beam(L=L, mu=mu, EI_z=EI_z, EI_y=EI_y, GJ=GJ, EA=EA, kAG_y=kAG_y, kAG_z=kAG_z, modes_y=modes_y,
+                modes_z=modes_z, modes_torsion=modes_torsion, modes_axial=modes_axial, rotary_inertia=rotary_inertia,
+                air_damping=air_damping, kelvin_voigt=kelvin_voigt, I_y=I_y, I_z=I_z, tip_mass=tip_mass,
+                tip_inertia=tip_inertia, n_quad=int(n_quad), stiffening=bool(stiffening))
+    for name, field, stiff, kag, what in _FAMILIES:
+        if getattr(spec, field) is not None and getattr(spec, stiff) is None:
             raise BeamError(what)
-        families.append((name, modes, stiff, kag))
+    families = spec.families()
     if not families:
         raise BeamError("a flexible beam needs at least one mode family (modes_y, modes_z, modes_torsion, modes_axial)")
     for name, _, k, s in families:
@@ -120,10 +181,20 @@ def beam(
             _positive(f"shear stiffness kAG of the {name!r} family", s)
     _positive("air_damping", air_damping, allow_zero=True)
     _positive("kelvin_voigt", kelvin_voigt, allow_zero=True)
-    _positive("tip_mass", tip_mass, allow_zero=True)
+    if tip_mass is not None:
+        _positive("tip_mass", tip_mass, allow_zero=True)
+    if tip_inertia is not None:
+        _positive("tip_inertia", tip_inertia, allow_zero=True)
+    if is_concrete(kelvin_voigt) and np.any(np.asarray(kelvin_voigt) != 0):
+        for name, _, _, _ in families:
+            if name in ("y", "z") and (I_z if name == "y" else I_y) is None:
+                raise BeamError("kelvin_voigt damping needs the second moment I_z / I_y of the bending plane")
+    return spec.flex_body(dtype)
 
-    eta, w = gauss_legendre(n_quad)
-    L = jnp.asarray(L, dtype)
+
+def _integrals(spec: Beam, dtype=None) -> FlexBody:
+    eta, w = gauss_legendre(spec.n_quad)
+    L = jnp.asarray(spec.L, dtype)
     dt = L.dtype
     eta_j, w_j = jnp.asarray(eta, dt), jnp.asarray(w, dt)
     ng = eta.shape[0]
@@ -136,7 +207,7 @@ def beam(
     slope_n = []  # centre-line slopes at the nested points, per family (for G)
     K_blocks, D_blocks = [], []
     eta_all = jnp.concatenate([eta_j, jnp.ones(1, dt)])
-    for name, shapes, stiff, kag in families:
+    for name, shapes, stiff, kag in spec.families():
         f = _fields(shapes, eta_all)
         n = f["W"].shape[-1]
         fq = _fields(shapes, eta_j)
@@ -160,13 +231,11 @@ def beam(
             if kag is not None:
                 shear = (fq["dW"] - fq["Theta"]) / L
                 K = K + kag * L * jnp.einsum("g,gi,gj->ij", w_j, shear, shear)
-            Ivv = I_z if name == "y" else I_y
-            D = air_damping * L * jnp.einsum("g,gi,gj->ij", w_j, fq["W"], fq["W"])
+            Ivv = spec.I_z if name == "y" else spec.I_y
+            D = spec.air_damping * L * jnp.einsum("g,gi,gj->ij", w_j, fq["W"], fq["W"])
             if Ivv is not None:
                 wpp = fq["ddW"] / L**2
-                D = D + kelvin_voigt * Ivv * L * jnp.einsum("g,gi,gj->ij", w_j, wpp, wpp)
-            elif isinstance(kelvin_voigt, (int, float)) and kelvin_voigt != 0:
-                raise BeamError("kelvin_voigt damping needs the second moment I_z / I_y of the bending plane")
+                D = D + spec.kelvin_voigt * Ivv * L * jnp.einsum("g,gi,gj->ij", w_j, wpp, wpp)
         else:
             dd = fq["dW"] / L
             K = stiff * L * jnp.einsum("g,gi,gj->ij", w_j, dd, dd)
@@ -191,15 +260,14 @@ def beam(
         Gb = L * jnp.einsum("gq,gqi,gqj->gij", w_n, sl, sl)
         G = G.at[:, s:e, s:e].add(Gb)
 
-    Jl = jnp.diag(jnp.asarray(rotary_inertia, dt))
-    m = mu * L * w_j
+    Jl = jnp.diag(jnp.asarray(spec.rotary_inertia, dt))
+    m = spec.mu * L * w_j
     Jg = (L * w_j)[:, None, None] * Jl
     x = L * eta_j
     phi_d, phi_r, fore = disp[:ng], rot[:ng], G[:ng]
-    tm = jnp.asarray(tip_mass, dt)
-    tJ = jnp.diag(jnp.asarray(tip_inertia, dt))
-    has_tip = not (isinstance(tip_mass, (int, float)) and tip_mass == 0.0 and np.all(np.asarray(tip_inertia) == 0.0))
-    if has_tip:
+    if spec.has_tip:
+        tm = jnp.asarray(0.0 if spec.tip_mass is None else spec.tip_mass, dt)
+        tJ = jnp.diag(jnp.asarray((0.0, 0.0, 0.0) if spec.tip_inertia is None else spec.tip_inertia, dt))
         x = jnp.concatenate([x, L[None]])
         m = jnp.concatenate([m, tm[None]])
         Jg = jnp.concatenate([Jg, tJ[None]])
@@ -219,6 +287,6 @@ def beam(
         end_fore=G[ng],
         K=K,
         D=D,
-        stiffening=stiffening,
+        stiffening=spec.stiffening,
+        spec=spec,
     )
-

@@ -1,26 +1,8 @@
-"""A flexible link: a floating frame of reference plus modal coordinates.
-
-Kinematics (the one definition every formulation in diffsim follows). The link's body frame
-sits at its joint; the undeformed beam axis is the body ``x`` axis, ``0 ≤ x ≤ L``. A material
-section at ``x`` moves with the modal coordinates ``δ`` [ne] to
-
-    p(x, δ) = [x, 0, 0] + Φ_d(x) δ − ½ (δᵀ G(x) δ) e_x        (position, body coordinates)
-    R(x, δ) = exp([Φ_r(x) δ]×)                                  (orientation of the section)
-
-with ``Φ_d`` [3, ne] the displacement modes (axial, transverse y, transverse z), ``Φ_r`` [3, ne]
-the section-rotation modes (torsion about x, bending about y and z) and
-``G(x) = ∫₀ˣ (Φ_y′ᵀ Φ_y′ + Φ_z′ᵀ Φ_z′) dξ`` the foreshortening of the bent centre line: the
-second-order axial displacement of an inextensible beam, which gives **geometric
-(centrifugal) stiffening** through the kinetic energy (Kane, Ryan & Banerjee 1987; Sharf
-1996). ``stiffening=False`` drops it (the linear assumed-mode model of the textbooks, which
-diverges under fast rotation). The exact exponential keeps the end frame a rigid frame; its
-first-order expansion ``I + [Φ_r δ]×`` is seed 004's ``E_i = H_i + Σ δ_ij M_ij``.
-
-Mass: ``ng`` sections (Gauss–Legendre points of the beam, plus concentrated masses), each a
-point mass ``m_g`` with rotary inertia ``J_g`` (section axes), so that the link's kinetic energy
-is ``T = ½ Σ_g V_gᵀ I_g V_g`` with ``V_g`` the section's spatial velocity. Children attach to
-the deformed distal section ``x = L`` (the end frame).
-"""
+"""Kinematics and kinetics of the sections of a flexible link (the definition is in
+:mod:`diffsim.model.flexbody`): section poses, their twists per unit modal rate in closed form,
+and a link's Newton–Euler equations in its own coordinates ``ξ = [V; δ̇]`` (seed 003's
+generalised Newton–Euler body equations). The sweeps in :mod:`.flexible` and
+:mod:`.composite` assemble these per-link equations along the tree."""
 
 from __future__ import annotations
 
@@ -29,57 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import spatial as sp
-
-
-class FlexBody(eqx.Module):
-    """Section data of one flexible link (all arrays are differentiable leaves)."""
-
-    x: jax.Array  # [ng] axial position of each section, m
-    m: jax.Array  # [ng] section mass (μ w_g for a quadrature point), kg
-    J: jax.Array  # [ng, 3, 3] section rotary inertia about the section point, kg m²
-    phi_d: jax.Array  # [ng, 3, ne] displacement modes at the sections, m
-    phi_r: jax.Array  # [ng, 3, ne] rotation modes at the sections, rad
-    fore: jax.Array  # [ng, ne, ne] foreshortening matrices G(x_g), 1/m
-    end_x: jax.Array  # [] length L, m
-    end_phi_d: jax.Array  # [3, ne]
-    end_phi_r: jax.Array  # [3, ne]
-    end_fore: jax.Array  # [ne, ne]
-    K: jax.Array  # [ne, ne] modal stiffness
-    D: jax.Array  # [ne, ne] modal damping (air + Kelvin–Voigt)
-    stiffening: bool = eqx.field(static=True, default=True)
-
-    @property
-    def ne(self) -> int:
-        return self.phi_d.shape[-1]
-
-
-# ----------------------------------------------------------------------------------------
-# SO(3) exponential, safe to differentiate twice at zero
-# ----------------------------------------------------------------------------------------
-
-
-def _so3_coeffs(t2):
-    """``a = sin θ/θ``, ``b = (1 − cos θ)/θ²``, ``c = (θ − sin θ)/θ³`` as functions of ``θ²``
-    (Taylor branch near 0, so every derivative exists at the undeformed configuration)."""
-    small = t2 < 1e-6
-    ts = jnp.where(small, 1.0, t2)
-    th = jnp.sqrt(ts)
-    a = jnp.where(small, 1.0 - t2 / 6.0 + t2 * t2 / 120.0, jnp.sin(th) / th)
-    b = jnp.where(small, 0.5 - t2 / 24.0 + t2 * t2 / 720.0, (1.0 - jnp.cos(th)) / ts)
-    c = jnp.where(small, 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0, (th - jnp.sin(th)) / (ts * th))
-    return a, b, c
-
-
-def so3_exp(phi):
-    """Rodrigues' formula ``exp([φ]×) = 1 + a [φ]× + b [φ]×²``; leading batch axes allowed."""
-    a, b, _ = _so3_coeffs(jnp.sum(phi * phi, -1))
-    K = sp.skew(phi)
-    eye = jnp.eye(3, dtype=phi.dtype)
-    return eye + a[..., None, None] * K + b[..., None, None] * (K @ K)
-
-
-def _vee(W):
-    return jnp.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], -1)
+from ..model.flexbody import FlexBody
 
 
 # ----------------------------------------------------------------------------------------
@@ -95,7 +27,7 @@ def section_pose(x, phi_d, phi_r, fore, delta, stiffening=True):
     if stiffening:
         ax = ax - 0.5 * jnp.einsum("i,...ij,j->...", delta, fore, delta)
     p = p.at[..., 0].add(ax)
-    R = so3_exp(jnp.einsum("...ij,j->...i", phi_r, delta))
+    R = sp.so3_exp(jnp.einsum("...ij,j->...i", phi_r, delta))
     return R, p
 
 
@@ -105,7 +37,7 @@ def relative_twist_autodiff(x, phi_d, phi_r, fore, delta, ddelta, stiffening=Tru
     closed form (kept for tests)."""
     (R, p), (Rd, pd) = jax.jvp(lambda d: section_pose(x, phi_d, phi_r, fore, d, stiffening), (delta,), (ddelta,))
     Rt = jnp.swapaxes(R, -1, -2)
-    return jnp.concatenate([_vee(Rt @ Rd), jnp.einsum("...ij,...j->...i", Rt, pd)], -1)
+    return jnp.concatenate([sp.vee(Rt @ Rd), jnp.einsum("...ij,...j->...i", Rt, pd)], -1)
 
 
 def section_motion(x, phi_d, phi_r, fore, delta, ddelta, stiffening=True):
@@ -121,7 +53,7 @@ def section_motion(x, phi_d, phi_r, fore, delta, ddelta, stiffening=True):
     phi = jnp.einsum("...ij,j->...i", phi_r, delta)
     phid = jnp.einsum("...ij,j->...i", phi_r, ddelta)
     t2 = jnp.sum(phi * phi, -1)
-    (a, b, c), (_, db, dc) = jax.jvp(_so3_coeffs, (t2,), (2.0 * jnp.sum(phi * phid, -1),))
+    (a, b, c), (_, db, dc) = jax.jvp(sp.so3_coeffs, (t2,), (2.0 * jnp.sum(phi * phid, -1),))
     K = sp.skew(phi)
     K2 = K @ K
     eye = jnp.eye(3, dtype=phi.dtype)

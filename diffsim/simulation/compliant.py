@@ -24,19 +24,19 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optimistix as optx
 
+from ..contact.model import Contact
 from ..dynamics.configuration import configuration_rate, normalize
-from ..flexible.dynamics import dissipated_power_flexible
-from ..simulation.trajectory import Status, Trajectory
-from .model import Contact
+from ..dynamics.flexible import dissipated_power
+from .outputs import nonfinite, save_times
+from .trajectory import Status, Trajectory, status_from_diffrax
 
 WORK_NAMES = ("damping", "normal", "friction", "applied")
 
 
 class ContactRecord(eqx.Module):
-    """Contact part of a :class:`diffsim.Trajectory` (time-major like it)."""
+    """Compliant-contact part of a :class:`diffsim.Trajectory` (time-major like it)."""
 
     contact: Contact
     memory: jax.Array  # [T, nc] impact memory Δ̇⁽⁻⁾ in use
@@ -46,10 +46,6 @@ class ContactRecord(eqx.Module):
     event_flip: jax.Array  # [E, nc] +1 onset, −1 separation, 0 none
     impacts: jax.Array  # [nc] number of onsets per pair
     n_events: jax.Array  # []
-
-
-def _dissipated_power(model, q, v):
-    return dissipated_power_flexible(model, q, v)
 
 
 def _vector_field(t, y, args):
@@ -62,63 +58,36 @@ def _vector_field(t, y, args):
     cf = contact.forces(model, qn, v, mem, z, phase)
     vdot = dynamics(model, qn, v, tau + cf.Q, f_ext)
     P_applied = loads.power(model, t, qn, v) if (loads.tau is not None or loads.forces) else jnp.zeros((), v.dtype)
-    Wdot = jnp.stack([-_dissipated_power(model, qn, v), cf.power_n, cf.power_t, P_applied])
+    Wdot = jnp.stack([-dissipated_power(model, qn, v), cf.power_n, cf.power_t, P_applied])
     mdot = contact.memory_rate(cf.delta, cf.delta_dot, m) if contact.mode == "smooth" else jnp.zeros_like(m)
     wdot = None if integrand is None else jnp.asarray(integrand(t, qn, v))
     out = (configuration_rate(model, q, v), vdot, wdot, (mdot, cf.z_rate, Wdot))
     return jax.tree_util.tree_map(lambda d, s: d.astype(s.dtype), out, y)  # float32 models stay float32
 
 
-def _finite(y):
-    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(a)) for a in jax.tree_util.tree_leaves(y)]))
+def _event_root_finder(time_tol: float, tdt):
+    """Newton on the dense output to ``time_tol`` [s], but never below the time dtype's
+    resolution (the tolerance also bounds |Δ| at the root: float32 resolves ~1e-7 of it)."""
+    return optx.Newton(rtol=float(8 * jnp.finfo(tdt).eps), atol=max(time_tol, float(10 * jnp.finfo(tdt).eps)))
 
 
-def simulate_contact(
-    model,
-    q0,
-    v0,
-    t1,
-    contact: Contact,
-    *,
-    t0,
-    loads,
-    solver_obj,
-    adaptive,
-    rtol,
-    atol,
-    dt0,
-    dtmax,
-    ts,
-    max_steps,
-    max_events,
-    throw,
-    integrals,
-    adjoint,
-    dynamics,
-    controller,
-):
-    """The contact loop behind :func:`diffsim.simulate` (``contact=...``); see the module."""
-    from ..simulation.newmark import AbstractNewmarkFamily
-
-    if isinstance(solver_obj, AbstractNewmarkFamily):
-        raise ValueError("contact simulation supports the diffrax solvers (tsit5, dopri5/8, kvaerno5, rk4), not Newmark")
+def simulate_compliant(system) -> Trajectory:
+    """The contact loop behind :func:`diffsim.simulate` for a system with compliant contact
+    (module docstring)."""
+    model, contact, opts = system.model, system.contact, system.options
+    loads, integrals, dynamics = system.loads, system.integrals, system.dynamics
+    solver_obj, controller = system.solver, system.controller
+    dt0, max_steps, max_events, throw, adjoint = opts.dt0, opts.max_steps, opts.max_events, opts.throw, opts.adjoint
     dtype = model.dtype
     # time in the default float dtype (float64 under x64, also for a float32 model): diffrax's
     # event root find mixes the times with Python floats
     tdt = jnp.result_type(float)
-    t0, t1, ts = jnp.asarray(t0, tdt), jnp.asarray(t1, tdt), jnp.asarray(ts, tdt)
+    t0, t1 = jnp.asarray(system.t0, dtype), jnp.asarray(system.t1, dtype)
+    ts = jnp.asarray(save_times(system.saveat, t0, t1, dtype), tdt)
+    t0, t1 = jnp.asarray(t0, tdt), jnp.asarray(t1, tdt)
+    q0, v0 = system.q0, system.v0
     nc = contact.n_pairs
     events = contact.mode == "events"
-    if controller is None:
-        if adaptive:
-            # the plain norm: a step that overshoots deep into a contact overflows (inf error)
-            # and must be rejected, not accepted as the plain simulate's fail-fast norm would
-            # dtmax defaults to 1 % of the span: a longer step could land deep inside a contact
-            # (float32 overflows there) or jump over a whole short contact between two samples
-            dtmax = (float(t1) - float(t0)) / 100.0 if dtmax is None and _concrete(t0, t1) else dtmax
-            controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=optx.rms_norm)
-        else:
-            controller = diffrax.ConstantStepSize()
     w0 = None if integrals is None else jnp.zeros_like(jnp.asarray(integrals(t0, q0, v0), dtype))
     # initial phases: pairs already penetrating start in contact with memory max(Δ̇, floor)
     cf0 = contact.forces(model, normalize(model, q0), v0, jnp.ones(nc, dtype), jnp.zeros((nc, 3), dtype))
@@ -136,7 +105,7 @@ def simulate_contact(
 
     def cond(k):
         def fn(t, y, args, **kw):
-            q, v = y[0], y[1]
+            q = y[0]
             # all pairs' Δ (one kinematics pass; XLA merges the identical passes of the conds)
             d = contact.geometry.penetration(model, normalize(model, q))[k]
             # args[-1] = (memory, phase); in the default float dtype, which diffrax's event
@@ -145,16 +114,10 @@ def simulate_contact(
 
         return fn
 
-    def nonfinite(t, y, args, **kw):
-        return ~_finite(y)
-
     if events:
         event = diffrax.Event(
             [cond(k) for k in range(nc)] + [nonfinite],
-            # time tolerance: event_time_tol, but never below the time dtype's resolution
-            # (the tolerance also bounds |Δ| at the root: float32 resolves ~1e-7 of it)
-            root_finder=optx.Newton(rtol=float(8 * jnp.finfo(tdt).eps),
-                                    atol=max(contact.event_time_tol, float(10 * jnp.finfo(tdt).eps))),
+            root_finder=_event_root_finder(contact.event_time_tol, tdt),
             direction=[True] * nc + [None],
         )
     else:
@@ -192,7 +155,7 @@ def simulate_contact(
         out = jax.tree_util.tree_map(pick, ys_seg, out)
         out_mem = jnp.where(keep[:, None], mem, out_mem)
         # what happened at the end of the segment
-        bad = ~_finite(y_end)
+        bad = nonfinite(None, y_end, None)
         flip = jnp.zeros(nc, bool)
         if events:
             mask = sol.event_mask[:nc]
@@ -211,19 +174,7 @@ def simulate_contact(
             ev_t = jnp.where(record, ev_t.at[slot].set(t_end), ev_t)
             ev_flip = jnp.where(record, ev_flip.at[slot].set(jnp.where(onset, 1, jnp.where(flip, -1, 0))), ev_flip)
             n_ev = n_ev + record.astype(n_ev.dtype)
-        code = jnp.where(
-            bad | (hit & ~jnp.any(flip) & ~final),
-            Status.NONFINITE,
-            jnp.where(
-                sol.result == diffrax.RESULTS.max_steps_reached,
-                Status.MAX_STEPS_REACHED,
-                jnp.where(
-                    (sol.result == diffrax.RESULTS.successful) | hit,
-                    Status.SUCCESS,
-                    jnp.where(sol.result == diffrax.RESULTS.dt_min_reached, Status.DT_MIN_REACHED, Status.SOLVER_FAILED),
-                ),
-            ),
-        )
+        code = jnp.where(bad | (hit & ~jnp.any(flip) & ~final), Status.NONFINITE, status_from_diffrax(sol.result))
         result = jnp.where(done, result, code)
         failed = code != Status.SUCCESS
         steps = steps + jnp.where(done, 0, sol.stats["num_accepted_steps"])
@@ -262,8 +213,4 @@ def simulate_contact(
     memory = ms if contact.mode == "smooth" else out_mem
     qs = jax.vmap(lambda q: normalize(model, q))(qs)
     rec = ContactRecord(contact, memory, zs, Ws, ev_t, ev_flip, impacts, n_ev)
-    return Trajectory(t=ts, q=qs, v=vs, integrals=ws, result=result, num_steps=steps, model=model, contact=rec)
-
-
-def _concrete(*xs):
-    return not any(isinstance(x, jax.core.Tracer) for x in xs)
+    return Trajectory(t=ts, q=qs, v=vs, status=result, num_steps=steps, model=model, integrals=ws, contact=rec)

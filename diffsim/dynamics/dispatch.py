@@ -1,0 +1,198 @@
+"""The dynamics of any tree, rigid or flexible: the public entry points choose the algorithm,
+and the formulations are strategies (:class:`AbstractDynamics`) that :func:`diffsim.simulate`
+takes.
+
+* rigid trees: ABA (:mod:`.aba`), RNEA (:mod:`.rnea`), CRBA (:mod:`.crba`);
+* trees with flexible links: the mass-matrix form batched over links (:mod:`.composite`) up to
+  :data:`~.composite.COMPOSITE_MAX_NV` coordinates (fewer XLA kernels: faster on a CPU), the
+  O(n) sweep (:mod:`.flexible`) above; both solve the same equations.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Callable
+
+import equinox as eqx
+import jax.numpy as jnp
+
+from ..model.model import Model
+from .aba import forward_dynamics_aba
+from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite
+from .crba import mass_matrix_crba
+from .energy import kinetic_energy_rigid, potential_energy_rigid
+from .flexible import (
+    forward_dynamics_flexible,
+    forward_dynamics_mm,
+    inverse_dynamics_flexible,
+    kinetic_energy_flexible,
+    mass_matrix_flexible,
+    potential_energy_flexible,
+)
+from .rnea import inverse_dynamics_rigid
+
+
+def _defaults(model: Model, tau, f_ext):
+    tau = jnp.zeros(model.nv, model.dtype) if tau is None else tau
+    f_ext = jnp.zeros((model.nb, 6), model.dtype) if f_ext is None else f_ext
+    return tau, f_ext
+
+
+def forward_dynamics(model: Model, q, v, tau=None, f_ext=None):
+    """Accelerations ``v̇`` [nv] of ``M v̇ + C v + g + D(v) = τ + Σ Jᵢᵀ f_ext,i``.
+
+    ``tau`` [nv] generalised forces (joint torques; base wrench ``[F; M]`` in the base frame for a
+    free joint; modal forces last for flexible links); ``f_ext`` [nb, 6] spatial forces on the
+    bodies, body coordinates at the body origin; ``D(v)`` the joints' damping and Coulomb friction
+    (:func:`diffsim.model.model.joint_passive_forces`). Armature adds to each joint's inertia.
+
+    Derivatives (forward and reverse mode) follow from the implicit function
+    ``ID(θ, q, v, v̇, f_ext) = τ`` rather than from differentiating ABA's passes (exact, and cheaper
+    to compile and to run in reverse mode). Trees with flexible links use the mass-matrix form
+    batched over links up to ``COMPOSITE_MAX_NV`` coordinates and the O(n) sweep above.
+    """
+    tau, f_ext = _defaults(model, tau, f_ext)
+    if not model.topology.has_flex:
+        return forward_dynamics_aba(model, q, v, tau, f_ext)
+    if model.nv <= COMPOSITE_MAX_NV:
+        return forward_dynamics_composite(model, q, v, tau, f_ext)
+    return forward_dynamics_flexible(model, q, v, tau, f_ext)
+
+
+def inverse_dynamics(model: Model, q, v, a, f_ext=None):
+    """``τ = M(q) a + C(q, v) v + g(q) + D(v) − Σ Jᵢᵀ f_ext,i`` (RNEA; flexible trees: the
+    generalised forces of every coordinate, the modal ones last), so that
+    ``forward_dynamics(model, q, v, inverse_dynamics(model, q, v, a)) == a``."""
+    if model.topology.has_flex:
+        return inverse_dynamics_flexible(model, q, v, a, f_ext)
+    return inverse_dynamics_rigid(model, q, v, a, f_ext)
+
+
+def mass_matrix(model: Model, q):
+    """``M(q)`` [nv, nv], armature included, symmetric positive definite (CRBA; flexible trees:
+    columns of the inverse dynamics)."""
+    if model.topology.has_flex:
+        return mass_matrix_flexible(model, q)
+    return mass_matrix_crba(model, q)
+
+
+def bias_forces(model: Model, q, v, f_ext=None):
+    """``C(q, v) v + g(q) + D(v) − Jᵀ f_ext`` (inverse dynamics at zero acceleration)."""
+    return inverse_dynamics(model, q, v, jnp.zeros(model.nv, model.dtype), f_ext)
+
+
+def gravity_forces(model: Model, q):
+    """``g(q)``: generalised gravity forces (flexible trees: plus the elastic forces ``K δ``)."""
+    z = jnp.zeros(model.nv, model.dtype)
+    return inverse_dynamics(model, q, z, z)
+
+
+def kinetic_energy(model: Model, q, v):
+    """``T = ½ vᵀ M(q) v`` [J]."""
+    if model.topology.has_flex:
+        return kinetic_energy_flexible(model, q, v)
+    return kinetic_energy_rigid(model, q, v)
+
+
+def potential_energy(model: Model, q):
+    """Gravity potential ``V = −Σ mᵢ g·cᵢ`` (zero at the world origin) [J]; flexible trees add
+    their sections' gravity potential and the strain energy."""
+    if model.topology.has_flex:
+        return potential_energy_flexible(model, q)
+    return potential_energy_rigid(model, q)
+
+
+def total_energy(model: Model, q, v):
+    """``T + V`` [J]."""
+    return kinetic_energy(model, q, v) + potential_energy(model, q)
+
+
+# ------------------------------------------------------------------------------------------
+# Strategies: which formulation a simulation integrates
+# ------------------------------------------------------------------------------------------
+
+
+class AbstractDynamics(eqx.Module):
+    """A formulation of the equations of motion, called as ``dynamics(model, q, v, tau, f_ext)
+    -> v̇`` (same arguments and result as :func:`forward_dynamics`). Pass one to
+    :class:`diffsim.System` (``dynamics=``); the papers' formulations are in
+    :mod:`diffsim.formulations`."""
+
+    @abc.abstractmethod
+    def __call__(self, model: Model, q, v, tau=None, f_ext=None):
+        """Accelerations ``v̇`` [nv]."""
+
+    def check(self, model: Model) -> None:
+        """Raise a clear error, before any tracing, if this formulation cannot handle ``model``."""
+
+
+def no_body_wrenches(name: str, f_ext) -> None:
+    """Refuse body wrenches for a formulation that takes generalised forces only."""
+    if f_ext is not None:
+        raise ValueError(f"{name} takes joint and modal forces only (tau), not body wrenches f_ext: apply "
+                         "point forces through tau (Jᵀ F) or use the default dynamics")
+
+
+class Default(AbstractDynamics):
+    """:func:`forward_dynamics`: ABA for rigid trees; for flexible ones the mass-matrix form
+    batched over links up to ``COMPOSITE_MAX_NV`` coordinates, the O(n) sweep above."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        return forward_dynamics(model, q, v, tau, f_ext)
+
+
+class ABA(AbstractDynamics):
+    """Featherstone's articulated-body algorithm (rigid trees)."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        tau, f_ext = _defaults(model, tau, f_ext)
+        return forward_dynamics_aba(model, q, v, tau, f_ext)
+
+    def check(self, model):
+        if model.topology.has_flex:
+            raise ValueError("ABA is the rigid-tree algorithm; this model has flexible links (use Sweep or Composite)")
+
+
+class Sweep(AbstractDynamics):
+    """The O(n) flexible sweep (seed 003's generalised Newton–Euler in articulated-body form);
+    any tree."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        return forward_dynamics_flexible(model, q, v, tau, f_ext)
+
+
+class Composite(AbstractDynamics):
+    """The mass-matrix form batched over links (link Jacobians, Cholesky); any tree."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        return forward_dynamics_composite(model, q, v, tau, f_ext)
+
+
+class MassMatrix(AbstractDynamics):
+    """``M(z) z̈ = τ − h(z, ż)`` with ``M`` from columns of the inverse dynamics (seeds 001/004's
+    mass-matrix form); any tree."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        return forward_dynamics_mm(model, q, v, tau, f_ext)
+
+
+class FunctionDynamics(AbstractDynamics):
+    """A user function ``fn(model, q, v, tau, f_ext) -> v̇`` as a strategy."""
+
+    fn: Callable = eqx.field(static=True)
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        return self.fn(model, q, v, tau, f_ext)
+
+
+def as_dynamics(dynamics) -> AbstractDynamics:
+    """A strategy from a strategy, ``None`` (the default) or a plain function."""
+    if dynamics is None:
+        return Default()
+    if isinstance(dynamics, AbstractDynamics):
+        return dynamics
+    if dynamics is forward_dynamics:
+        return Default()
+    if callable(dynamics):
+        return FunctionDynamics(dynamics)
+    raise TypeError(f"dynamics must be a diffsim dynamics strategy or a function, got {type(dynamics).__name__}")

@@ -1,0 +1,124 @@
+"""MuJoCo bodies as MuJoCo's compiler sees them (body frames, several joints per body, joint
+anchors) and their assembly into a diffsim model (one joint per body), shared by
+:func:`diffsim.io.load_mjcf` and :func:`diffsim.io.from_mjmodel`; conventions in
+:mod:`diffsim.io.mjcf`."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..model.builder import ModelBuilder, ModelError
+from ..model.model import Model
+from ..model.rotations import rot_to_quat
+
+
+@dataclasses.dataclass
+class RawJoint:
+    kind: str  # "hinge" | "slide" | "ball" | "free"
+    name: str | None
+    pos: np.ndarray  # anchor in the MuJoCo body frame
+    axis: np.ndarray  # unit axis in the MuJoCo body frame (hinge/slide)
+    damping: float
+    armature: float
+    where: str
+
+
+@dataclasses.dataclass
+class RawSite:
+    name: str | None
+    id: int  # MuJoCo site id (world sites included)
+    pos: np.ndarray
+    rot: np.ndarray
+
+
+@dataclasses.dataclass
+class RawBody:
+    """A MuJoCo body as MuJoCo's compiler sees it (MuJoCo body frame, preorder)."""
+
+    name: str | None
+    parent: int  # index in the body list, -1 for the world
+    pos: np.ndarray
+    rot: np.ndarray
+    joints: list
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray  # 3x3 about the COM, body axes
+    sites: list
+    where: str
+
+
+KIND_TO_JOINT = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical", "free": "free"}
+
+
+def _fresh(base: str, used: set, suffix: str = "") -> str:
+    name = base if base not in used else base + suffix
+    k = 1
+    while not name or name in used:
+        name = f"{base}{suffix}__{k}"
+        k += 1
+    used.add(name)
+    return name
+
+
+def assemble(bodies: list[RawBody], gravity, dtype=None) -> Model:
+    """MuJoCo bodies -> diffsim model (one joint per body; see the module docstring)."""
+    b = ModelBuilder(gravity=gravity)
+    used_bodies = {bd.name for bd in bodies if bd.name}
+    names = [bd.name if bd.name else _fresh(f"body{i + 1}", used_bodies) for i, bd in enumerate(bodies)]
+    used_joints = {j.name for bd in bodies for j in bd.joints if j.name}
+    dup = [j.name for bd in bodies for j in bd.joints if j.name]
+    if len(dup) != len(set(dup)):
+        raise ModelError(f"duplicate joint names {sorted({n for n in dup if dup.count(n) > 1})}")
+    used_sites = {s.name for bd in bodies for s in bd.sites if s.name}
+    shift = [np.zeros(3) for _ in bodies]  # MuJoCo body origin -> diffsim body origin (body coords)
+
+    for i, bd in enumerate(bodies):
+        name = names[i]
+        parent = None if bd.parent < 0 else names[bd.parent]
+        pos0 = np.asarray(bd.pos, float) - (shift[bd.parent] if bd.parent >= 0 else 0.0)
+        joints = bd.joints
+        kinds = [j.kind for j in joints]
+        if not joints:
+            b.add_body(name, parent, joint="fixed", joint_name=_fresh(name, used_joints, "__fixed"),
+                       pos=pos0, rot=bd.rot, mass=bd.mass, com=bd.com, inertia=bd.inertia)
+        elif "free" in kinds:
+            j = joints[kinds.index("free")]
+            if len(joints) > 1:
+                raise ModelError(f"{j.where}: a free joint must be the only joint of its body {name!r}")
+            if bd.parent >= 0:
+                raise ModelError(
+                    f"{j.where}: free joints are supported only in children of the world body "
+                    f"(body {name!r} has parent {parent!r})"
+                )
+            b.add_body(name, None, joint="free", joint_name=j.name or _fresh(name, used_joints),
+                       mass=bd.mass, com=bd.com, inertia=bd.inertia,
+                       damping=j.damping, armature=j.armature)
+        else:
+            prev = parent
+            for k, j in enumerate(joints):
+                last = k == len(joints) - 1
+                if k == 0:
+                    pos, rot = pos0 + bd.rot @ j.pos, bd.rot
+                else:
+                    pos, rot = j.pos - joints[k - 1].pos, np.eye(3)
+                if last:
+                    bname = name
+                    jname = j.name or _fresh(name, used_joints)
+                    mass, com, inertia = bd.mass, bd.com - j.pos, bd.inertia
+                else:
+                    tag = j.name or f"j{k}"
+                    bname = _fresh(f"{name}__{tag}", used_bodies)
+                    jname = j.name or _fresh(f"{name}__j{k}", used_joints)
+                    mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
+                b.add_body(bname, prev, joint=KIND_TO_JOINT[j.kind], joint_name=jname,
+                           axis=j.axis if j.kind in ("hinge", "slide") else (0.0, 0.0, 1.0),
+                           pos=pos, rot=rot, mass=mass, com=com, inertia=inertia,
+                           damping=j.damping, armature=j.armature)
+                prev = bname
+            shift[i] = np.asarray(joints[-1].pos, float)
+        for s in bd.sites:
+            sname = s.name or _fresh(f"site{s.id}", used_sites)
+            b.add_site(sname, name, pos=np.asarray(s.pos, float) - shift[i], quat=rot_to_quat(s.rot))
+    return b.build(dtype)
