@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
+import os
+
+# Set before JAX initialises its CPU backend (first computation, not import). Measured: XLA CPU
+# compiles ~2x faster without its fusion emitters, and runs no slower.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+
+import jax  # noqa: E402
+
+from .io.results import jsonable  # noqa: E402
+from .scenarios import SCENARIOS, run_scenario  # noqa: E402
 
 
 def _scenario_list() -> str:
-    from .scenarios import SCENARIOS
-
     width = max(len(n) for n in SCENARIOS)
     return "\n".join(f"  {n:<{width}}  {s.description}" for n, s in SCENARIOS.items())
 
@@ -39,15 +48,7 @@ def main(argv=None) -> int:
     if args.command == "list":
         print(_scenario_list())
         return 0
-    import os
-
-    # measured: XLA CPU compiles ~2x faster without its fusion emitters, and runs no slower
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
-    import jax
-
     jax.config.update("jax_enable_x64", not args.float32)
-    from .scenarios import SCENARIOS, run_scenario
-
     if args.scenario not in SCENARIOS:
         print(f"diffsim: unknown scenario {args.scenario!r}; available:\n{_scenario_list()}", file=sys.stderr)
         return 2
@@ -61,10 +62,8 @@ def main(argv=None) -> int:
     except (ValueError, KeyError) as e:
         print(f"diffsim: {e}", file=sys.stderr)
         return 2
-    from .scenarios.base import _jsonable
-
     keys = [k for k in summary if k not in ("options", "body_names", "figures")]
-    print(json.dumps(_jsonable({k: summary[k] for k in keys}), indent=2, default=str))
+    print(json.dumps(jsonable({k: summary[k] for k in keys}), indent=2, default=str))
     print(f"results written to {out}/ (trajectory.npz, summary.json, figures: {', '.join(summary.get('figures', []))})")
     return 0 if summary.get("status", "success") == "success" else 1
 

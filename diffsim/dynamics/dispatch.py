@@ -15,6 +15,7 @@ from typing import Callable
 
 import equinox as eqx
 import jax.numpy as jnp
+from jaxtyping import Array, Float
 
 from ..model.model import Model
 from .aba import forward_dynamics_aba
@@ -38,7 +39,8 @@ def _defaults(model: Model, tau, f_ext):
     return tau, f_ext
 
 
-def forward_dynamics(model: Model, q, v, tau=None, f_ext=None):
+def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"], tau: Float[Array, " nv"] | None = None,
+                     f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
     """Accelerations ``v̇`` [nv] of ``M v̇ + C v + g + D(v) = τ + Σ Jᵢᵀ f_ext,i``.
 
     ``tau`` [nv] generalised forces (joint torques; base wrench ``[F; M]`` in the base frame for a
@@ -59,7 +61,8 @@ def forward_dynamics(model: Model, q, v, tau=None, f_ext=None):
     return forward_dynamics_flexible(model, q, v, tau, f_ext)
 
 
-def inverse_dynamics(model: Model, q, v, a, f_ext=None):
+def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"], a: Float[Array, " nv"],
+                     f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
     """``τ = M(q) a + C(q, v) v + g(q) + D(v) − Σ Jᵢᵀ f_ext,i`` (RNEA; flexible trees: the
     generalised forces of every coordinate, the modal ones last), so that
     ``forward_dynamics(model, q, v, inverse_dynamics(model, q, v, a)) == a``."""
@@ -68,7 +71,7 @@ def inverse_dynamics(model: Model, q, v, a, f_ext=None):
     return inverse_dynamics_rigid(model, q, v, a, f_ext)
 
 
-def mass_matrix(model: Model, q):
+def mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """``M(q)`` [nv, nv], armature included, symmetric positive definite (CRBA; flexible trees:
     columns of the inverse dynamics)."""
     if model.topology.has_flex:
@@ -76,25 +79,26 @@ def mass_matrix(model: Model, q):
     return mass_matrix_crba(model, q)
 
 
-def bias_forces(model: Model, q, v, f_ext=None):
+def bias_forces(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"],
+                f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
     """``C(q, v) v + g(q) + D(v) − Jᵀ f_ext`` (inverse dynamics at zero acceleration)."""
     return inverse_dynamics(model, q, v, jnp.zeros(model.nv, model.dtype), f_ext)
 
 
-def gravity_forces(model: Model, q):
+def gravity_forces(model: Model, q: Float[Array, " nq"]) -> Float[Array, " nv"]:
     """``g(q)``: generalised gravity forces (flexible trees: plus the elastic forces ``K δ``)."""
     z = jnp.zeros(model.nv, model.dtype)
     return inverse_dynamics(model, q, z, z)
 
 
-def kinetic_energy(model: Model, q, v):
+def kinetic_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, ""]:
     """``T = ½ vᵀ M(q) v`` [J]."""
     if model.topology.has_flex:
         return kinetic_energy_flexible(model, q, v)
     return kinetic_energy_rigid(model, q, v)
 
 
-def potential_energy(model: Model, q):
+def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
     """Gravity potential ``V = −Σ mᵢ g·cᵢ`` (zero at the world origin) [J]; flexible trees add
     their sections' gravity potential and the strain energy."""
     if model.topology.has_flex:
@@ -102,7 +106,7 @@ def potential_energy(model: Model, q):
     return potential_energy_rigid(model, q)
 
 
-def total_energy(model: Model, q, v):
+def total_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, ""]:
     """``T + V`` [J]."""
     return kinetic_energy(model, q, v) + potential_energy(model, q)
 

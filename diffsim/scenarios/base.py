@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+
+from ..io.results import write_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,20 +72,3 @@ def run_scenario(scenario: Scenario, out_dir, overrides: list[str] | None = None
     summary["overrides"] = {k: np.asarray(v).tolist() for k, v in params.items()}
     write_json(out / "summary.json", summary)
     return summary
-
-
-def _jsonable(x):
-    """Plain-Python copy of results (NumPy/JAX scalars and arrays to floats and lists)."""
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (np.generic,)):
-        return x.item()
-    if isinstance(x, np.ndarray) or hasattr(x, "__array__"):
-        return np.asarray(x).tolist()
-    return x
-
-
-def write_json(path: os.PathLike, data: dict) -> None:
-    Path(path).write_text(json.dumps(_jsonable(data), indent=2) + "\n")

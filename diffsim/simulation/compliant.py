@@ -76,7 +76,7 @@ def simulate_compliant(system) -> Trajectory:
     (module docstring)."""
     model, contact, opts = system.model, system.contact, system.options
     loads, integrals, dynamics = system.loads, system.integrals, system.dynamics
-    solver_obj, controller = system.solver, system.controller
+    solver_obj, controller = system.solver, system.step_controller()
     dt0, max_steps, max_events, throw, adjoint = opts.dt0, opts.max_steps, opts.max_events, opts.throw, opts.adjoint
     dtype = model.dtype
     # time in the default float dtype (float64 under x64, also for a float32 model): diffrax's

@@ -88,7 +88,7 @@ def _simulate_free(system: System) -> Trajectory:
         y0,
         args=(model, system.loads, system.integrals, system.dynamics, system.prescribed),
         saveat=diffrax.SaveAt(ts=ts),
-        stepsize_controller=system.controller,
+        stepsize_controller=system.step_controller(),
         max_steps=opts.max_steps,
         throw=opts.throw,
         adjoint=opts.adjoint if opts.adjoint is not None else diffrax.RecursiveCheckpointAdjoint(),

@@ -111,9 +111,10 @@ class System(eqx.Module):
         solver: a diffrax solver or its name (``'tsit5'`` default, ``'dopri5'``, ``'dopri8'``,
             ``'kvaerno5'``, ``'rk4'``, ``'newmark'``, ``'hht'``, ``'generalized-alpha'``); with rigid
             contact an LCP time stepper (default :class:`AccelerationLCP` at ``dt0``).
-        controller: a diffrax step-size controller (default from ``rtol``/``atol``, see
-            :func:`default_controller`).
-        rtol, atol: tolerances of the default controller (not stored otherwise).
+        controller: a diffrax step-size controller (default ``None``: built from ``rtol``/``atol``
+            by :func:`default_controller` when the system runs, see :meth:`step_controller`).
+        rtol, atol: tolerances of the default controller (and of an implicit solver's Newton
+            iteration when the solver is given by name).
         t0, t1: the time span [s].
         saveat: number of evenly spaced output times (default 101) or an array of times.
         integrals: ``f(t, q, v) -> [k]`` whose running time integral the trajectory carries.
@@ -130,6 +131,8 @@ class System(eqx.Module):
     dynamics: AbstractDynamics
     solver: diffrax.AbstractSolver | AbstractLCPStepper
     controller: diffrax.AbstractStepSizeController | None
+    rtol: object
+    atol: object
     t0: object
     t1: object
     saveat: object
@@ -189,16 +192,24 @@ class System(eqx.Module):
         self.t1 = t1
         if is_concrete(t0, t1) and not float(t1) > float(t0):
             raise ValueError(f"t1 must be greater than t0, got t0 = {t0}, t1 = {t1}")
-        self.controller = controller if controller is not None else default_controller(
-            self.solver, contact, rtol, atol, self.options.dtmax, t0, t1)
+        self.controller = controller
+        self.rtol, self.atol = rtol, atol
         self.saveat = saveat
         self.integrals = integrals
         self.dynamics.check(model)
 
+    def step_controller(self):
+        """The step-size controller this run uses: ``controller`` if given, else
+        :func:`default_controller` for this solver, contact, tolerances and span."""
+        if self.controller is not None:
+            return self.controller
+        return default_controller(self.solver, self.contact, self.rtol, self.atol, self.options.dtmax, self.t0, self.t1)
+
     def replace(self, **changes) -> "System":
         """A copy with some fields replaced (``sys.replace(t1=2.0, q0=q)``)."""
         fields = {k: getattr(self, k) for k in ("model", "q0", "v0", "loads", "contact", "prescribed", "dynamics",
-                                                 "solver", "controller", "t0", "t1", "saveat", "integrals", "options")}
+                                                 "solver", "controller", "rtol", "atol", "t0", "t1", "saveat", "integrals",
+                                                 "options")}
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"System has no field(s) {sorted(unknown)}")

@@ -11,6 +11,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array, Float, Int
 
 from ..dynamics.dispatch import kinetic_energy, potential_energy
 from ..dynamics.energy import angular_momentum, linear_momentum
@@ -70,13 +71,13 @@ class Trajectory(eqx.Module):
     Every simulator returns this type: :func:`diffsim.simulate` (with or without contact),
     :func:`diffsim.rollout` and complementarity time stepping."""
 
-    t: jax.Array
-    q: jax.Array
-    v: jax.Array
-    status: jax.Array
-    num_steps: jax.Array
+    t: Float[Array, " T"]
+    q: Float[Array, "T nq"]
+    v: Float[Array, "T nv"]
+    status: Int[Array, ""]
+    num_steps: Int[Array, ""]
     model: Model
-    integrals: jax.Array | None = None
+    integrals: Float[Array, "T k"] | None = None
     contact: eqx.Module | None = None
 
     # ---- status ----

@@ -112,6 +112,7 @@ def test_integrate_difference_roundtrip_and_normalize():
     np.testing.assert_allclose(ds.forward_dynamics(m, q_bad, v), ds.forward_dynamics(m, q1, v), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_gradients_of_forward_dynamics_match_finite_differences():
     """∂a/∂q in the tangent space, ∂a/∂v, and ∂a/∂(mass, inertia, damping) vs central FD."""
     m = random_tree(7, 5, joint_types=MIXED, base="free", damping=True)
@@ -141,6 +142,7 @@ def test_gradients_of_forward_dynamics_match_finite_differences():
             np.testing.assert_allclose(np.ravel(g)[k], (fp - fm) / (2 * h), rtol=1e-6, atol=1e-7, err_msg=name)
 
 
+@pytest.mark.slow
 def test_jit_vmap_match_loop_and_float32_accuracy():
     m = random_tree(8, 6, joint_types=MIXED, base="free", damping=True)
     keys = jax.random.split(jax.random.PRNGKey(3), 8)

@@ -20,7 +20,7 @@ except ImportError:  # the refusal and convention tests do not need MuJoCo
     mujoco = None
 needs_mujoco = pytest.mark.skipif(mujoco is None, reason="mujoco is not installed")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DUAL_ARM = ROOT / "diffsim" / "scenarios" / "data" / "seed000_dual_arm.xml"
 INERTIAL = '<inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/>'
 

@@ -23,6 +23,7 @@ from diffsim.formulations import forward_dynamics_lagrange
 from flex_models import _energy_arm, _link, _mixed_tree, _poly, _rel, _state
 
 
+@pytest.mark.slow
 def test_sweep_mass_matrix_and_lagrange_agree():
     """O(n) sweep == mass-matrix form == Lagrange by autodiff, on a planar-based tree of
     flexible (bending in two planes, torsion, tip mass, geometric stiffening) and rigid links,
@@ -43,6 +44,7 @@ def test_sweep_mass_matrix_and_lagrange_agree():
     assert float(jnp.min(jnp.linalg.eigvalsh(M))) > 0
 
 
+@pytest.mark.slow
 def test_composite_mass_matrix_form_equals_sweep():
     """The mass-matrix form batched over links (ds.forward_dynamics' choice below
     COMPOSITE_MAX_NV coordinates) equals the O(n) sweep to round-off: body wrenches f_ext, rigid
@@ -64,6 +66,7 @@ def test_composite_mass_matrix_form_equals_sweep():
         assert _rel(a1, a2) < 1e-11
 
 
+@pytest.mark.slow
 def test_free_floating_flexible_tree_sweep_vs_mass_matrix():
     """Free base (quaternion joint) with flexible children: ds.forward_dynamics (the batched
     mass-matrix form at this size) == the mass-matrix form from the inverse dynamics, and the
@@ -122,6 +125,7 @@ def test_mixed_problem_torques_and_consistency():
     np.testing.assert_allclose(inverse_dynamics_flexible(m, q, v, a2), full, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_prescribed_simulation_with_joint_friction_and_driving_torques():
     """Joint 1 prescribed, joint 2 free, smoothed Coulomb + viscous friction on both: the
     trajectory holds the imposed motion exactly, and the driving torques plus the friction
@@ -158,6 +162,7 @@ def _tip_loss(E, I, gamma, tip, coef, t1=0.3):
     return m.flex[0].end_phi_d[1] @ d  # tip deflection (sensitive to every parameter)
 
 
+@pytest.mark.slow
 def test_gradients_match_finite_differences():
     """d(loss)/d(E, I, γ, tip mass, mode-shape coefficients) by reverse mode through simulate
     vs five-point central differences (relative step 1e-4: truncation O(h⁴) ~1e-12, while the
@@ -203,6 +208,7 @@ def test_bad_input_errors():
         check_boundary_conditions(_poly([1]), "cf")  # W = η has slope at a clamped root
 
 
+@pytest.mark.slow
 def test_float32_matches_float64():
     """The same flexible sweep in float32: accelerations within 1e-3 relative of float64
     (measured 1.6e-5…2.9e-5: the modal stiffness forces K δ amplify the round-off of δ)."""

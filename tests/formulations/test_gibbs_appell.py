@@ -115,6 +115,7 @@ def _results(name):
     return model, q, v, tau, [np.asarray(o) for o in out]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(MODELS))
 def test_forward_dynamics_matches_articulated(name):
     *_, (a_ref, a_ga, *_) = _results(name)

@@ -25,7 +25,7 @@ import diffsim as ds  # noqa: E402
 from diffsim.io import from_mjmodel, from_mujoco, load_mjcf  # noqa: E402
 
 RTOL = 1e-9
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DUAL_ARM = ROOT / "diffsim" / "scenarios" / "data" / "seed000_dual_arm.xml"
 
 

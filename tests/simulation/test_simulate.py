@@ -30,6 +30,7 @@ def arm():
     return b.build()
 
 
+@pytest.mark.slow
 def test_free_floating_tree_conserves_momentum_and_energy_over_10s(floating):
     m, q0, v0 = floating
     tr = ds.simulate(m, q0, v0, 10.0, solver="dopri8", rtol=1e-14, atol=1e-14, saveat=51)
@@ -43,6 +44,7 @@ def test_free_floating_tree_conserves_momentum_and_energy_over_10s(floating):
     assert tr.body_com().shape == (51, m.nb, 3)
 
 
+@pytest.mark.slow
 def test_gradient_through_simulate_matches_finite_differences():
     m = arm()
     q0, v0 = jnp.array([0.3, -0.4, 0.5]), jnp.array([0.5, 0.0, -0.3])
@@ -62,6 +64,7 @@ def test_gradient_through_simulate_matches_finite_differences():
     np.testing.assert_allclose(g_damp[0], fd_damp, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_jit_vmap_grad_match_loops_and_no_recompile():
     traces = []
 
@@ -139,6 +142,7 @@ def test_max_steps_status_and_input_errors():
         ds.point_force(m, "l9", jnp.ones(3))
 
 
+@pytest.mark.slow
 def test_rk4_converges_at_fourth_order_and_kvaerno5_agrees():
     m = arm()
     q0, v0 = jnp.array([0.3, -0.4, 0.5]), jnp.array([0.5, 0.0, -0.3])
@@ -151,6 +155,7 @@ def test_rk4_converges_at_fourth_order_and_kvaerno5_agrees():
     np.testing.assert_allclose(stiff, ref, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_loads_world_local_timeseries():
     """A lone free body: world force at the COM gives x = ½ F/m t²; a follower force along the
     body x axis with the body not rotating is the same; a TimeSeries torque spins it up."""

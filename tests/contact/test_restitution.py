@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-_PATH = Path(__file__).parent.parent / "experiments" / "restitution.py"
+_PATH = Path(__file__).resolve().parents[2] / "experiments" / "restitution.py"
 _spec = importlib.util.spec_from_file_location("restitution_experiment", _PATH)
 R = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(R)

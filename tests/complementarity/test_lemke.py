@@ -52,6 +52,7 @@ def test_random_p_matrix_problems_match_enumeration():
     assert worst <= 1e-10
 
 
+@pytest.mark.slow
 def test_murty_exponential_example_takes_2_to_the_n_pivots():
     """Murty (1978): M lower-triangular with 1 on, 2 below the diagonal, q = −e; Lemke's method
     visits 2ⁿ bases. The unique solution is z = e₁."""

@@ -8,7 +8,7 @@ import numpy as np
 
 from diffsim.cli import main
 
-REF = Path(__file__).parent.parent / "experiments" / "results" / "exudyn_reference"
+REF = Path(__file__).resolve().parents[2] / "experiments" / "results" / "exudyn_reference"
 
 
 def _run(tmp_path, name, *sets):

@@ -19,7 +19,7 @@ import pytest
 from diffsim.contact import Ambrosio, LuGre, SmoothCoulomb, friction_law
 
 _spec = importlib.util.spec_from_file_location(
-    "friction_belt", Path(__file__).parent.parent / "experiments" / "friction_belt.py")
+    "friction_belt", Path(__file__).resolve().parents[2] / "experiments" / "friction_belt.py")
 fb = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fb)
 

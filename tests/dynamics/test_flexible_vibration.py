@@ -20,6 +20,7 @@ def _cantilever(modes, EI=2.0, mu=0.5, L=1.5):
     return b.build()
 
 
+@pytest.mark.slow
 def test_cantilever_frequencies_from_free_vibration():
     """Clamped–free Euler–Bernoulli beam on a fixed base, Ritz with polynomial shapes η², …, η⁷
     (not the eigenfunctions): the first three frequencies, measured from the simulated free
@@ -52,6 +53,7 @@ def test_cantilever_frequencies_from_free_vibration():
         assert abs(2 * np.pi / period / exact[k] - 1) < 1e-3
 
 
+@pytest.mark.slow
 def test_eigenfunction_modes_give_exact_frequencies():
     """With the Euler–Bernoulli eigenfunctions as assumed modes the Ritz frequencies are exact
     (to the quadrature)."""
@@ -71,6 +73,7 @@ def _energy_run(m, q0, v0):  # the model is an argument: damped and undamped sha
                        max_steps=400_000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damped", [False, True])
 def test_energy_balance_over_10s(damped):
     """Undamped: T + V constant to 1e-8 relative over 10 s; damped: T + V + W_D constant to the
@@ -88,6 +91,7 @@ def test_energy_balance_over_10s(damped):
         assert float(W[-1]) > 1e-3 * scale  # it did dissipate
 
 
+@pytest.mark.slow
 def test_newmark_on_a_flexible_arm_with_reduced_jacobian():
     """Generalized-α on a flexible arm (one link, two modes; the two-link S3 arm is in
     benchmarks/bench_exudyn.py): the exact-Jacobian and seed 003 reduced-Jacobian Newton reach

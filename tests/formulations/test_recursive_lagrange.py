@@ -103,6 +103,7 @@ def flexible_states(m, seed):
     return q.at[:, m.topology.nq_rigid :].multiply(0.5), v, tau
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stiffening", [False, True])
 def test_flexible_tree_matches_sweep(stiffening):
     m = flexible_model(stiffening)

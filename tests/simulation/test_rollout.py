@@ -18,7 +18,8 @@ def test_rollout_is_fourth_order_with_rotations_and_matches_simulate():
     roll = jax.jit(ds.rollout, static_argnums=(4,))
     errs = []
     for n in (20, 40, 80):
-        t, q, v = roll(m, q0, v0, 0.4 / n, n, tau=tau)
+        tr = roll(m, q0, v0, 0.4 / n, n, tau=tau)
+        t, q = tr.t, tr.q
         assert t.shape == (n + 1,) and q.shape == (n + 1, m.nq)
         errs.append(float(jnp.max(jnp.abs(ds.difference(m, ref.q[-1], q[-1])))))
     orders = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
@@ -37,7 +38,8 @@ def test_rollout_gradient_and_vmap():
 
     def loss(u):  # a torque sequence (a control to be optimised), held per step
         controls = ds.TimeSeries(jnp.linspace(0.0, 0.5, 6), u)
-        _, q, v = ds.rollout(m, q0, v0, 0.01, 50, tau=controls)
+        tr = ds.rollout(m, q0, v0, 0.01, 50, tau=controls)
+        q, v = tr.q, tr.v
         return jnp.sum(q[-1] ** 2) + 0.1 * jnp.sum(v[-1] ** 2)
 
     u = 0.3 * jnp.ones((6, 2))

@@ -178,6 +178,7 @@ def test_E_recursion_is_the_configuration_derivative_of_K():
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_gradient_wrt_parameters_matches_aba():
     """Reverse mode through the whole formulation (jvp included) against reverse mode through
     ABA, for the parameters that do not change the configuration manifold."""

@@ -118,6 +118,7 @@ def test_sphere_pair_equal_and_opposite():
     assert float(jnp.linalg.norm(cf.Q[0:3])) > 1.0
 
 
+@pytest.mark.slow
 def test_flexible_end_point_rides_the_deformation():
     """A point ``at='end'`` of a flexible link moves with the modal coordinates (a cantilever's tip
     by ``Σ W(1) δ`` and turns with the end slope), and its generalised force does the virtual work
@@ -155,6 +156,7 @@ def test_flexible_end_point_rides_the_deformation():
     np.testing.assert_allclose(Q @ v, jnp.sum(F * dc), rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_contact_jacobians_equal_autodiff_of_the_kinematics():
     """The points' Jacobians come from the link Jacobians the dynamics uses; on a free-floating
     tree of flexible and rigid links (quaternion base, points on deformed ends, spheres, a sphere
@@ -257,6 +259,7 @@ def test_work_energy_balance_with_friction(drop):
     assert float(jnp.max(jnp.abs(err))) < 1e-6  # percent; rtol 1e-11
 
 
+@pytest.mark.slow
 def test_smooth_formulation_gradients_match_finite_differences():
     """Smooth formulation (softplus onset, tanh friction, memory state): reverse-mode gradients of
     a bouncing-sphere trajectory loss w.r.t. K, c_r and μ_k match central differences."""

@@ -61,6 +61,7 @@ def test_block_on_incline_sticks_below_the_friction_angle_and_slides_above(formu
         np.testing.assert_allclose(np.asarray(tr.contact.gap), 0.0, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["acceleration", "velocity"])
 def test_gradients_through_the_lcp_simulation_match_analytic_and_central_differences(method):
     """Sliding block: the down-slope velocity after t1 is g (sin φ − μ cos φ) t1, so

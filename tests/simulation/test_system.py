@@ -1,0 +1,229 @@
+"""ds.System: one value holding a run's every input.
+
+* ``simulate(system)`` gives bit-identical results to the call style ``simulate(model, q0, v0,
+  t1, **kw)`` (plain, compliant contact, rigid contact) and ``rollout(system, dt, n)`` to
+  ``rollout(model, ...)``;
+* every formulation runs through the same dynamics strategy slot;
+* named parameters over the whole system (model, ``contact.*``, ``beam.<body>.*``, ``q0.*``)
+  under ``jit``, ``grad`` and ``vmap``, with gradients against central differences;
+* joint Coulomb friction (``frictionloss``) dissipates exactly ``Σ f_c tanh(v/w) v``.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import diffsim as ds
+from diffsim.formulations import BoltzmannHamel, GibbsAppell, LagrangeAutodiff, RecursiveLagrange
+from flex_models import _link, _poly
+
+
+def pendulum_arm(frictionloss=0.0):
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("l1", joint="revolute", axis=[0, 1, 0], mass=1.0, com=[0.3, 0, 0], inertia=[0.01, 0.03, 0.03],
+               damping=0.05, frictionloss=frictionloss)
+    b.add_body("l2", parent="l1", joint="revolute", axis=[0, 1, 0], pos=[0.6, 0, 0], mass=0.8,
+               com=[0.25, 0, 0], inertia=[0.01, 0.02, 0.02], frictionloss=frictionloss)
+    return b.build()
+
+
+def ball():
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("ball", joint="free", mass=1.0, inertia=(0.004,) * 3)
+    m = b.build()
+    c = ds.compliant_contact(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
+                             normal=ds.normal_law("hunt-crossley", K=1e5, c_r=0.7))
+    return m, c, jnp.array([0, 0, 0.3, 1, 0, 0, 0.0]), jnp.array([0.5, 0, 0, 0, 0, 0.0])
+
+
+def planar_flexible_chain():
+    """A planar two-link chain (revolute about z), the first link a flexible beam: the model
+    every formulation of the seeds accepts."""
+    b = ds.ModelBuilder(gravity=(0, -9.81, 0))
+    b.add_body("l1", joint="revolute", axis=(0, 0, 1), mass=0.5, inertia=(1e-3, 5e-3, 5e-3),
+               flex=ds.beam(0.8, 1.5, EI_z=40.0, modes_y=_poly([2, 3]), tip_mass=0.1, n_quad=8))
+    b.add_body("l2", "l1", joint="revolute", axis=(0, 0, 1), pos=(0.8, 0, 0), mass=0.4, com=(0.2, 0, 0),
+               inertia=(1e-3, 3e-3, 3e-3))
+    return b.build()
+
+
+def same(a, b):
+    np.testing.assert_array_equal(np.asarray(a.t), np.asarray(b.t))
+    np.testing.assert_array_equal(np.asarray(a.q), np.asarray(b.q))
+    np.testing.assert_array_equal(np.asarray(a.v), np.asarray(b.v))
+    assert int(a.status) == int(b.status)
+
+
+def test_simulate_system_equals_the_call_style():
+    m = pendulum_arm()
+    q0, v0 = jnp.array([0.3, -0.2]), jnp.array([0.0, 0.5])
+    tau = lambda t, q, v: jnp.array([0.2 * jnp.sin(t), 0.0])  # noqa: E731
+    system = ds.System(m, q0, v0, tau=tau, t1=0.5, rtol=1e-10, atol=1e-10, saveat=11)
+    same(ds.simulate(system), ds.simulate(m, q0, v0, 0.5, tau=tau, rtol=1e-10, atol=1e-10, saveat=11))
+    same(ds.rollout(system, 0.01, 20), ds.rollout(m, q0, v0, 0.01, 20, tau=tau))
+    # replace() keeps everything else
+    same(ds.simulate(system.replace(t1=0.3)), ds.simulate(m, q0, v0, 0.3, tau=tau, rtol=1e-10, atol=1e-10, saveat=11))
+    with pytest.warns(DeprecationWarning, match="unpacking"):  # the previous release's tuple result
+        t, q, v = ds.rollout(system, 0.01, 20)
+    with pytest.warns(DeprecationWarning, match="result is deprecated"):
+        assert int(ds.simulate(system).result) == int(ds.Status.SUCCESS)
+    with pytest.raises(TypeError, match="no further arguments"):
+        ds.simulate(system, q0)
+    with pytest.raises(TypeError, match="no field"):
+        system.replace(t2=1.0)
+
+
+def test_simulate_system_with_contact_equals_the_call_style():
+    m, c, q0, v0 = ball()
+    system = ds.System(m, q0, v0, contact=c, t1=0.35, saveat=8)
+    a = ds.simulate(system)
+    same(a, ds.simulate(m, q0, v0, 0.35, contact=c, saveat=8))
+    assert a.ok and a.contact is not None and int(a.contact.n_events) >= 1  # it did hit the plane
+
+
+def test_rigid_contact_system_equals_the_deprecated_entry_point():
+    m, _, q0, v0 = ball()
+    rc = ds.rigid_contact(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)], mu=0.3,
+                          plane_of_motion=(0, 1, 0))  # the ball moves in the x–z plane
+    new = ds.simulate(ds.System(m, q0, v0, contact=rc, solver=ds.AccelerationLCP(1e-3), t1=0.3))
+    with pytest.warns(DeprecationWarning):
+        old = ds.simulate_lcp(m, q0, v0, rc, t1=0.3, dt=1e-3)
+    same(new, old)
+    # resting on the plane: the impact step (2 m/s, dt = 1 ms) may leave at most v dt of penetration
+    assert new.ok and float(new.q[-1, 2]) == pytest.approx(0.1, abs=2e-3)
+
+
+def test_bad_system_input():
+    m = pendulum_arm()
+    with pytest.raises(ValueError, match=r"q0 must have shape \(2,\)"):
+        ds.System(m, jnp.zeros(3))
+    with pytest.raises(ValueError, match="t1 must be greater"):
+        ds.System(m, t1=0.0)
+    with pytest.raises(TypeError, match="System: .*unexpected"):
+        ds.System(m, max_stepz=10)
+    with pytest.raises(TypeError, match="Model"):
+        ds.System("arm")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", [ds.dynamics.ABA(), ds.dynamics.Sweep(), ds.dynamics.Composite(),
+                                      ds.dynamics.MassMatrix(), GibbsAppell(), RecursiveLagrange(),
+                                      LagrangeAutodiff()], ids=lambda s: type(s).__name__)
+def test_every_formulation_runs_through_the_dynamics_strategy(strategy):
+    """Each seed formulation in the ``dynamics=`` slot gives the default's trajectory (round-off
+    of two different algorithms, amplified over the run: 1e-9)."""
+    m = planar_flexible_chain()
+    q0 = ds.neutral_configuration(m).at[0].set(0.3)
+    sys0 = ds.System(m, q0, t1=0.2, rtol=1e-12, atol=1e-12, saveat=3)
+    if isinstance(strategy, ds.dynamics.ABA):  # rigid-only: refused with the reason
+        with pytest.raises(ValueError, match="flexible"):
+            sys0.replace(dynamics=strategy)
+        return
+    ref = ds.simulate(sys0)
+    tr = ds.simulate(sys0.replace(dynamics=strategy))
+    np.testing.assert_allclose(tr.q, ref.q, atol=1e-9, rtol=0)
+    np.testing.assert_allclose(tr.v, ref.v, atol=1e-8, rtol=0)
+
+
+@pytest.mark.slow
+def test_boltzmann_hamel_runs_through_the_dynamics_strategy():
+    b = ds.ModelBuilder(gravity=(0, 0, 0))
+    b.add_body("base", joint="free", mass=10.0, inertia=(1.0, 1.2, 0.8))
+    b.add_body("arm", "base", joint="revolute", axis=(0, 0, 1), pos=(0.5, 0, 0), mass=2.0, com=(0.3, 0, 0),
+               inertia=(0.01, 0.1, 0.1))
+    m = b.build()
+    v0 = jnp.array([0.1, 0.0, 0.0, 0.0, 0.2, 0.1, 0.5])
+    sys0 = ds.System(m, v0=v0, t1=0.5, rtol=1e-12, atol=1e-12, saveat=3)
+    np.testing.assert_allclose(ds.simulate(sys0.replace(dynamics=BoltzmannHamel())).q, ds.simulate(sys0).q,
+                               atol=1e-10, rtol=0)
+
+
+def test_system_parameter_names_cover_contact_beams_and_initial_state():
+    m, c, q0, v0 = ball()
+    names = ds.param_names(ds.System(m, q0, v0, contact=c))
+    for n in ("body.ball.mass", "contact.K", "contact.c_r", "contact.p0.radius", "q0.ball", "v0.ball", "gravity"):
+        assert n in names
+    b = ds.ModelBuilder()
+    b.add_body("arm", joint="revolute", axis=(0, 0, 1), mass=1.0, inertia=(0.1,) * 3, flex=_link())
+    names = ds.param_names(ds.System(b.build()))
+    for n in ("beam.arm.EI_z", "beam.arm.GJ", "beam.arm.mu", "beam.arm.kelvin_voigt", "beam.arm.air_damping",
+              "beam.arm.tip_mass", "q0.modes.arm", "joint.arm.frictionloss"):
+        assert n in names
+    with pytest.raises(KeyError, match="did you mean 'contact.K'"):
+        ds.get_param(ds.System(m, q0, v0, contact=c), "contact.k")
+
+
+def test_beam_parameters_rederive_the_modal_integrals():
+    """Setting ``beam.<b>.EI_z`` equals building the beam with that EI (the integrals are derived
+    inside the traced function), and the derivative through a simulation matches central
+    differences."""
+    def model(EI):
+        b = ds.ModelBuilder(gravity=(0, -9.81, 0))
+        b.add_body("arm", joint="revolute", axis=(0, 0, 1), mass=0.2, inertia=(1e-3,) * 3,
+                   flex=ds.beam(1.0, 2.0, EI_z=EI, modes_y=_poly([2, 3]), n_quad=8))
+        return b.build()
+
+    m = model(30.0)
+    m2 = ds.set_params(m, {"beam.arm.EI_z": 45.0})
+    np.testing.assert_allclose(m2.flex[0].K, model(45.0).flex[0].K, rtol=1e-13)
+    system = ds.System(m, ds.neutral_configuration(m).at[0].set(0.4), t1=0.3, rtol=1e-11, atol=1e-11, saveat=2)
+
+    def tip(EI):
+        tr = ds.simulate(ds.set_params(system, {"beam.arm.EI_z": EI}))
+        return tr.q[-1, 1]  # first modal coordinate at t1
+
+    g = jax.jit(jax.grad(tip))(30.0)
+    h = 1e-3
+    fd = (tip(30.0 + h) - tip(30.0 - h)) / (2 * h)
+    np.testing.assert_allclose(g, fd, rtol=1e-5)
+    assert abs(float(g)) > 1e-6  # stiffness does change the deflection
+
+
+def test_contact_and_initial_state_parameters_under_jit_grad_vmap():
+    m, c, q0, v0 = ball()
+    system = ds.System(m, q0, v0, contact=c, t1=0.35, saveat=2, rtol=1e-12, atol=1e-12)
+
+    def final_height(K, z0):
+        s = ds.set_params(system, {"contact.K": K, "q0.ball": system.q0.at[2].set(z0)})
+        return ds.simulate(s).q[-1, 2]
+
+    Ks = jnp.array([5e4, 1e5, 2e5])
+    batched = jax.jit(jax.vmap(final_height, in_axes=(0, None)))(Ks, 0.3)
+    looped = jnp.stack([final_height(K, 0.3) for K in Ks])
+    np.testing.assert_allclose(batched, looped, rtol=1e-9)
+    gK, gz = jax.jit(jax.grad(final_height, argnums=(0, 1)))(1e5, 0.3)
+    fdK = (final_height(1e5 * (1 + 1e-3), 0.3) - final_height(1e5 * (1 - 1e-3), 0.3)) / (2e-3 * 1e5)
+    fdz = (final_height(1e5, 0.3 + 1e-6) - final_height(1e5, 0.3 - 1e-6)) / 2e-6
+    np.testing.assert_allclose(gK, fdK, rtol=1e-4)
+    np.testing.assert_allclose(gz, fdz, rtol=1e-4)
+
+
+def test_joint_coulomb_friction_dissipates_what_it_should():
+    """With ``frictionloss`` f_c (and width w), the joint force is ``f_c tanh(v/w)``: the energy
+    lost equals its work ``∫ Σ f_c tanh(v/w) v dt + ∫ Σ d v² dt`` (an independent integral along the
+    run), and the pendulum comes to rest sooner than without it. The inverse dynamics contains
+    the force exactly."""
+    fc = 0.3
+    m, m0 = pendulum_arm(frictionloss=fc), pendulum_arm()
+    w = m.friction_width
+    q, v, a = jnp.array([0.2, -0.4]), jnp.array([0.7, -0.3]), jnp.array([0.1, 0.2])
+    np.testing.assert_allclose(ds.inverse_dynamics(m, q, v, a) - ds.inverse_dynamics(m0, q, v, a),
+                               fc * jnp.tanh(v / w), rtol=1e-13)
+
+    def dissipation(t, q, v):
+        return jnp.atleast_1d(jnp.sum(fc * jnp.tanh(v / w) * v + m.damping * v**2))
+
+    tr = ds.simulate(ds.System(m, jnp.array([1.0, 0.0]), t1=2.0, rtol=1e-11, atol=1e-11, saveat=21,
+                               integrals=dissipation))
+    E = jax.vmap(lambda q, v: ds.total_energy(m, q, v))(tr.q, tr.v)
+    np.testing.assert_allclose(E[0] - E, tr.integrals[:, 0], atol=1e-8)
+    assert float(tr.integrals[-1, 0]) > 0.5  # a substantial share of the initial energy
+
+    def speed(fc):
+        s = ds.set_params(ds.System(m, jnp.array([1.0, 0.0]), t1=1.0, rtol=1e-11, atol=1e-11, saveat=2),
+                          {"joint.l1.frictionloss": fc})
+        return ds.simulate(s).v[-1, 0]
+
+    g = jax.grad(speed)(fc)
+    np.testing.assert_allclose(g, (speed(fc + 1e-5) - speed(fc - 1e-5)) / 2e-5, rtol=1e-5)
