@@ -203,7 +203,7 @@ def s1_section(args, ev) -> dict:
     out = {"settings": {"modes": "ss-ss-ss", "rtol": args.tol, "atol": args.tol, "saveat": args.s1_save,
                         "max_events": args.s1_max_events, "smooth_width_m": args.smooth_width,
                         "smooth_friction": "smooth-coulomb", "friction_width_m_per_s": args.friction_width,
-                        "memory_tau_s": float(forms["events"].memory_tau)},
+                        "memory_tau_s": float(forms["smooth"].memory_tau) if "smooth" in forms else None},
            "runs": {}}
     calls = {}
     for name, (f, solver, t1, dyn) in cfg.items():
@@ -771,7 +771,7 @@ def main():
     res["meta"]["wall_s"] = time.perf_counter() - t0
     out = Path(args.out) if args.out else HERE / "results" / ("bench_contact_quick.json" if args.quick else "bench_contact.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+    out.write_text(json.dumps(res, indent=1, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
     print_table(res)
     print(f"\nwrote {out}  ({res['meta']['wall_s']:.0f} s)")
 

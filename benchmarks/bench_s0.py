@@ -471,7 +471,7 @@ def bench(args) -> dict:
     ent = {"diffsim lax.scan RK4 (jit)": (lambda: jax.block_until_ready(roll(m, q0s0, v0s0)), 1, 4 * steps)}
     # the library's own fixed-step integrator: RK4 with quaternions embedded (order 4 on SO(3)),
     # stages in an inner scan, all steps saved
-    ds_roll = jax.jit(lambda m, q0, v0: ds.rollout(m, q0, v0, DT, steps, loads=ld)[1:])
+    ds_roll = jax.jit(lambda m, q0, v0: (lambda tr: (tr.q, tr.v))(ds.rollout(m, q0, v0, DT, steps, loads=ld)))
     t_first_dr, stages_dr, _ = ev.first_call(ds_roll, m, q0s0, v0s0)
     res["compile_s"]["diffsim_ds_rollout_first_call"] = t_first_dr
     ent["diffsim ds.rollout (library RK4, stages in a scan)"] = (

@@ -6,7 +6,7 @@ downward only: ``spatial`` → ``beams`` → ``model`` → ``dynamics`` → ``fo
 → ``cli`` (``tests/test_architecture.py`` enforces it).
 """
 
-from . import _deprecated, beams, complementarity, contact, dynamics, flexible, formulations, io, spatial
+from . import _deprecated, beams, complementarity, contact, dynamics, flexible, formulations, identify, io, spatial
 from .complementarity import LCPError, LCPStatus, RigidContact, lemke, rigid_contact
 from .contact import ContactPoint, Plane, compliant_contact, friction_law, normal_law
 from .dynamics import (
@@ -126,6 +126,7 @@ __all__ = [
     "gravity_forces",
     "integrate",
     "inverse_dynamics",
+    "identify",
     "io",
     "joint_friction",
     "joint_torques",

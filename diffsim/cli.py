@@ -1,4 +1,10 @@
-"""``diffsim`` command line: ``diffsim run <scenario> [--set k=v ...] [--out DIR]``."""
+"""``diffsim`` command line:
+
+* ``diffsim run <scenario> [--set k=v ...] [--out DIR]``
+* ``diffsim fit <scenario> --data FILE [--data FILE ...] --params NAME[,NAME...] [--set k=v ...]
+  [--holdout FILE] [--sigma CH=S ...] --out DIR``
+* ``diffsim list``
+"""
 
 from __future__ import annotations
 
@@ -14,8 +20,12 @@ import sys  # noqa: E402
 
 import jax  # noqa: E402
 
-from .io.results import jsonable  # noqa: E402
-from .scenarios import SCENARIOS, run_scenario  # noqa: E402
+from .identify import FitError, fit, load  # noqa: E402
+from .identify.experiment import ExperimentError  # noqa: E402
+from .io.results import jsonable, write_json  # noqa: E402
+from .model.params import ParamError  # noqa: E402
+from .scenarios import SCENARIOS, parse_overrides, run_scenario  # noqa: E402
+from .simulation.system import set_params  # noqa: E402
 
 
 def _scenario_list() -> str:
@@ -39,8 +49,82 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default=None, help="output directory (default: out/<scenario>)")
     run.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
     run.add_argument("--progress", action="store_true", help="show a progress bar")
+    f = sub.add_parser(
+        "fit",
+        help="fit named parameters of a scenario's system to measured data; writes fit.json and figures",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="fittable scenarios:\n" + "\n".join(
+            f"  {n}: observables {sorted(s.observables)}, parameter shorthands {s.aliases}"
+            for n, s in SCENARIOS.items() if s.system is not None)
+        + "\n\nexample:\n  diffsim run ball-drop --set noise=2e-5 --out out/drop\n"
+          "  diffsim fit ball-drop --data out/drop/data.csv --params K,c_r --set K=5e5 c_r=0.7 "
+          "--sigma z=2e-5 --out out/fit",
+    )
+    f.add_argument("scenario", help="a scenario with a system (listed below)")
+    f.add_argument("--data", action="append", required=True, metavar="FILE",
+                   help="measured data: CSV with a header row (t and one column per observable) or .npz; repeat for "
+                        "several experiments fitted jointly")
+    f.add_argument("--params", required=True, metavar="NAME[,NAME...]",
+                   help="parameters to fit: System names (contact.K) or the scenario's shorthands (K)")
+    f.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="scenario options and starting values (K=5e5 or contact.K=5e5)")
+    f.add_argument("--holdout", default=None, metavar="FILE", help="validation data: reported as holdout_rms")
+    f.add_argument("--sigma", action="extend", nargs="+", default=[], metavar="CHANNEL=SIGMA",
+                   help="noise standard deviation per channel (default: estimated from the residuals)")
+    f.add_argument("--starts", type=int, default=1, help="multi-start count (default 1)")
+    f.add_argument("--max-steps", type=int, default=100, help="Levenberg–Marquardt iteration limit")
+    f.add_argument("--out", required=True, help="output directory")
+    f.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
     sub.add_parser("list", help="list the scenarios")
     return p
+
+
+def _fit(args) -> int:
+    if args.scenario not in SCENARIOS:
+        print(f"diffsim: unknown scenario {args.scenario!r}; available:\n{_scenario_list()}", file=sys.stderr)
+        return 2
+    scenario = SCENARIOS[args.scenario]
+    if scenario.system is None:
+        fittable = [n for n, s in SCENARIOS.items() if s.system is not None]
+        print(f"diffsim: scenario {args.scenario!r} cannot be fitted (no system); fittable: {fittable}", file=sys.stderr)
+        return 2
+    aliases = scenario.aliases or {}
+    try:
+        sigma = {}
+        for item in args.sigma:
+            ch, sep, val = item.partition("=")
+            if not sep:
+                raise ValueError(f"--sigma expects CHANNEL=SIGMA, got {item!r}")
+            sigma[ch.strip()] = float(val)
+        # starting values given by shorthand (K=5e5) are System parameters, not options
+        sets, starts = [], {}
+        for item in args.sets:
+            key, sep, val = item.partition("=")
+            if sep and key.strip() in aliases and key.strip() not in scenario.options:
+                starts[aliases[key.strip()]] = float(val)
+            else:
+                sets.append(item)
+        options, params = parse_overrides(scenario, sets)
+        system = scenario.system(options)
+        params = {aliases.get(k, k): v for k, v in params.items()}
+        system = set_params(system, {**params, **starts})
+        given = [n.strip() for n in args.params.split(",") if n.strip()]
+        names = [aliases.get(n, n) for n in given]
+        exps = [load(path, sigma=sigma or None) for path in args.data]
+        holdout = load(args.holdout, sigma=sigma or None, name="holdout") if args.holdout else None
+        res = fit(system, names, exps, observables=scenario.observables, holdout=holdout, n_starts=args.starts,
+                  max_steps=args.max_steps)
+    except (ValueError, KeyError, ParamError, FitError, ExperimentError) as e:
+        print(f"diffsim: {e}", file=sys.stderr)
+        return 2
+    res.save(args.out)
+    out = res.to_json()
+    out["params"] = {g: {**out["params"][n], "system_name": n} for g, n in zip(given, names)}
+    out["scenario"], out["data"], out["options"] = scenario.name, [str(d) for d in args.data], options
+    write_json(f"{args.out}/fit.json", out)
+    print(res.summary())
+    print(f"results written to {args.out}/ (fit.json and figures)")
+    return 0 if res.converged else 1
 
 
 def main(argv=None) -> int:
@@ -48,6 +132,9 @@ def main(argv=None) -> int:
     if args.command == "list":
         print(_scenario_list())
         return 0
+    if args.command == "fit":
+        jax.config.update("jax_enable_x64", not args.float32)
+        return _fit(args)
     jax.config.update("jax_enable_x64", not args.float32)
     if args.scenario not in SCENARIOS:
         print(f"diffsim: unknown scenario {args.scenario!r}; available:\n{_scenario_list()}", file=sys.stderr)

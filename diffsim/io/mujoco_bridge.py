@@ -45,7 +45,7 @@ def from_mjmodel(mjmodel, *, dtype=None) -> Model:
     actuators, joint stiffness, friction loss, limits, ``ref``/``springref``, gravity
     compensation, fluid forces, flex objects and plugins.
     """
-    import mujoco
+    import mujoco  # optional dependency (the test extra): only this function needs it
 
     m = mjmodel
     OBJ = mujoco.mjtObj

@@ -6,6 +6,7 @@ an option or any named model parameter (``diffsim.param_names``).
 
 from __future__ import annotations
 
+from .ball_drop import BALL_DROP
 from .base import Scenario, parse_overrides, run_scenario
 from .seed000 import SEED000
 from .seed001 import SEED001
@@ -14,6 +15,6 @@ from .seed003 import SEED003
 from .seed004 import SEED004
 from .spinup import SPINUP
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000, SEED001, SEED002, SEED003, SEED004, SPINUP)}
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000, SEED001, SEED002, SEED003, SEED004, SPINUP, BALL_DROP)}
 
 __all__ = ["SCENARIOS", "Scenario", "parse_overrides", "run_scenario"]

@@ -15,12 +15,20 @@ from ..io.results import write_json
 
 @dataclasses.dataclass(frozen=True)
 class Scenario:
-    """A named, documented run. ``run(options, model_overrides, out_dir)`` returns the summary."""
+    """A named, documented run. ``run(options, model_overrides, out_dir)`` returns the summary.
+
+    Scenarios that can be fitted to data (``diffsim fit``) also give ``system(options)`` (the
+    :class:`~diffsim.System` the options describe), ``observables`` (channel name → function of a
+    trajectory, the columns of their data files) and ``aliases`` (option name → the System's
+    parameter name for the same quantity, e.g. ``K`` → ``contact.K``)."""
 
     name: str
     description: str
     options: dict[str, Any]  # defaults; their types decide how --set values are parsed
     run: Callable[[dict[str, Any], dict[str, Any], Path], dict]
+    system: Callable[[dict[str, Any]], Any] | None = None
+    observables: dict[str, Callable] | None = None
+    aliases: dict[str, str] | None = None
 
 
 def _parse_value(text: str, default=None):

@@ -206,7 +206,10 @@ class System(eqx.Module):
         return default_controller(self.solver, self.contact, self.rtol, self.atol, self.options.dtmax, self.t0, self.t1)
 
     def replace(self, **changes) -> "System":
-        """A copy with some fields replaced (``sys.replace(t1=2.0, q0=q)``)."""
+        """A copy with some fields replaced (``sys.replace(t1=2.0, q0=q)``; ``tau=`` / ``forces=``
+        replace the loads as in the constructor)."""
+        if "tau" in changes or "forces" in changes:
+            changes["loads"] = as_loads(changes.pop("tau", None), changes.pop("forces", ()), changes.pop("loads", None))
         fields = {k: getattr(self, k) for k in ("model", "q0", "v0", "loads", "contact", "prescribed", "dynamics",
                                                  "solver", "controller", "rtol", "atol", "t0", "t1", "saveat", "integrals",
                                                  "options")}

@@ -1,0 +1,34 @@
+"""Identification: fit any named parameter of a :class:`diffsim.System` to measured data.
+
+* :class:`Experiment` (with :func:`load_csv`, :func:`load_npz`, :func:`load`) holds measured
+  channels, their noise and the experiment's own initial state / inputs;
+* :func:`fit` runs weighted nonlinear least squares (Levenberg–Marquardt, exact Jacobians through
+  the adaptive solver and its impact events) and returns a :class:`FitResult` with covariance,
+  95 % intervals, correlations, an identifiability verdict and a holdout residual;
+  :meth:`FitResult.save` writes ``fit.json`` and figures;
+* :mod:`.transforms` maps constrained parameters (positive, (0, 1], physically consistent
+  inertia) to unconstrained ones.
+"""
+
+from .experiment import Experiment, ExperimentError, load, load_csv, load_npz, observable
+from .fit import FitError, FitResult, fit, identifiability
+from .transforms import Identity, Log, LogCholeskyInertia, Logit, TransformError, default_transform
+
+__all__ = [
+    "Experiment",
+    "ExperimentError",
+    "FitError",
+    "FitResult",
+    "Identity",
+    "Log",
+    "LogCholeskyInertia",
+    "Logit",
+    "TransformError",
+    "default_transform",
+    "fit",
+    "identifiability",
+    "load",
+    "load_csv",
+    "load_npz",
+    "observable",
+]

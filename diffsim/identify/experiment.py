@@ -1,0 +1,219 @@
+"""Measured experiments and the observables the simulator predicts for them.
+
+An :class:`Experiment` is a time grid ``t`` [T], named channels of data (each [T] or [T, k]),
+a noise standard deviation per channel, and the named system parameters that differ in this
+experiment (initial state, inputs: ``{"q0.ball": ..., "contact.plane0.offset": ...}``).
+
+Observable names (:func:`observable`), each a function of a :class:`~diffsim.Trajectory`:
+
+* ``q.<joint>``, ``v.<joint>`` — joint coordinates / rates ([T, nq_j] / [T, nv_j]);
+* ``modes.<body>`` — the modal coordinates of a flexible link (its deflection shape amplitudes);
+* ``body.<b>.pos``, ``body.<b>.com`` — world position of a body's origin / centre of mass [T, 3]
+  (``.x``, ``.y``, ``.z`` suffixes pick one component: ``body.ball.pos.z``);
+* ``body.<b>.rot`` — world rotation matrix [T, 9] (row-major);
+* ``site.<s>.pos`` (and ``.x|.y|.z``) — world position of a site;
+* ``contact.f_n`` — normal contact forces [T, n_pairs] (compliant contact);
+* any name given a function ``f(traj) -> [T, ...]`` in ``observables=`` (a scenario's own
+  observables, e.g. the ball's ``z``).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics.kinematics import forward_kinematics, site_poses
+from ..simulation.trajectory import Trajectory
+
+
+class ExperimentError(ValueError):
+    """Malformed measured data or an observable the system cannot produce."""
+
+
+class Experiment:
+    """Measured data of one run (module docstring).
+
+    Args:
+        t: sample times [T], strictly increasing, at least two.
+        data: channel name → array [T] or [T, k].
+        sigma: channel name → noise standard deviation (scalar or per component); channels left
+            out get 1 (then the covariance is scaled by the residual variance, see
+            :func:`diffsim.identify.fit`).
+        overrides: named system parameters of this experiment (``q0.<joint>``, ``v0.<joint>``, …).
+        tau, loads: this experiment's inputs (as in :class:`diffsim.System`); ``None`` keeps the
+            system's.
+        name: a label for reports.
+    """
+
+    def __init__(self, t, data: Mapping[str, object], sigma: Mapping[str, object] | None = None,
+                 overrides: Mapping[str, object] | None = None, name: str = "experiment", *, tau=None,
+                 loads=None):
+        t = np.asarray(t, dtype=float)
+        if t.ndim != 1 or t.shape[0] < 2:
+            raise ExperimentError(f"{name}: t must be a 1-D array of at least two times, got shape {t.shape}")
+        if not np.all(np.isfinite(t)):
+            raise ExperimentError(f"{name}: t has NaN or infinite entries")
+        if not np.all(np.diff(t) > 0):
+            k = int(np.argmin(np.diff(t)))
+            raise ExperimentError(f"{name}: t must be strictly increasing (t[{k}] = {t[k]} >= t[{k + 1}] = {t[k + 1]})")
+        if not data:
+            raise ExperimentError(f"{name}: no data channels")
+        chans = {}
+        for ch, y in data.items():
+            y = np.asarray(y, dtype=float)
+            if y.shape[0] != t.shape[0]:
+                raise ExperimentError(f"{name}: channel {ch!r} has {y.shape[0]} samples, t has {t.shape[0]}")
+            bad = ~np.isfinite(y)
+            if np.any(bad):
+                k = int(np.argwhere(bad.reshape(y.shape[0], -1).any(axis=1))[0, 0])
+                raise ExperimentError(f"{name}: channel {ch!r} has NaN or infinite samples (first at t = {t[k]})")
+            chans[ch] = y
+        sigma = dict(sigma or {})
+        unknown = set(sigma) - set(chans)
+        if unknown:
+            raise ExperimentError(f"{name}: sigma given for unknown channels {sorted(unknown)}; channels: {sorted(chans)}")
+        sig = {}
+        for ch, y in chans.items():
+            s = np.broadcast_to(np.asarray(sigma.get(ch, 1.0), dtype=float), y.shape[1:]).copy()
+            if not np.all(np.isfinite(s)) or np.any(s <= 0):
+                raise ExperimentError(f"{name}: sigma of {ch!r} must be positive and finite, got {s.tolist()}")
+            sig[ch] = s
+        self.t, self.data, self.sigma = t, chans, sig
+        self.sigma_given = {ch: ch in sigma for ch in chans}
+        self.overrides = dict(overrides or {})
+        self.tau, self.loads = tau, loads
+        self.name = name
+
+    @property
+    def n_samples(self) -> int:
+        return int(sum(y.size for y in self.data.values()))
+
+    def __repr__(self):
+        chans = ", ".join(f"{k}{list(v.shape[1:]) or ''}" for k, v in self.data.items())
+        return f"Experiment({self.name!r}, T={self.t.shape[0]}, t=[{self.t[0]:g}, {self.t[-1]:g}], channels: {chans})"
+
+
+def load_csv(path, *, sigma=None, overrides=None, time_column: str = "t", name: str | None = None) -> Experiment:
+    """An :class:`Experiment` from a CSV file with a header row: a time column (``t``) and one
+    column per channel (``z``; a vector channel as ``x[0], x[1], …``)."""
+    path = Path(path)
+    if not path.exists():
+        raise ExperimentError(f"data file {path} does not exist")
+    with path.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    if len(rows) < 3:
+        raise ExperimentError(f"{path}: needs a header row and at least two samples")
+    header = [h.strip() for h in rows[0]]
+    if time_column not in header:
+        raise ExperimentError(f"{path}: no time column {time_column!r} in the header {header}")
+    try:
+        values = np.array([[float(x) for x in r] for r in rows[1:] if any(c.strip() for c in r)])
+    except ValueError as e:
+        raise ExperimentError(f"{path}: non-numeric entry ({e})") from None
+    if values.ndim != 2 or values.shape[1] != len(header):
+        raise ExperimentError(f"{path}: every row must have {len(header)} values")
+    return _from_columns(dict(zip(header, values.T)), time_column, sigma, overrides, name or path.stem)
+
+
+def load_npz(path, *, sigma=None, overrides=None, time_column: str = "t", name: str | None = None) -> Experiment:
+    """An :class:`Experiment` from a ``.npz`` file with an array ``t`` and one array per channel."""
+    path = Path(path)
+    if not path.exists():
+        raise ExperimentError(f"data file {path} does not exist")
+    with np.load(path) as f:
+        cols = {k: f[k] for k in f.files}
+    if time_column not in cols:
+        raise ExperimentError(f"{path}: no array {time_column!r} (arrays: {sorted(cols)})")
+    return _from_columns(cols, time_column, sigma, overrides, name or path.stem)
+
+
+def load(path, **kw) -> Experiment:
+    """:func:`load_csv` or :func:`load_npz` by the file's suffix."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".npz":
+        return load_npz(path, **kw)
+    if suffix in (".csv", ".txt"):
+        return load_csv(path, **kw)
+    raise ExperimentError(f"{path}: unknown data format {suffix!r} (use .csv with a header row, or .npz)")
+
+
+def _from_columns(cols, time_column, sigma, overrides, name) -> Experiment:
+    t = cols.pop(time_column)
+    data: dict[str, list] = {}
+    for key in cols:  # gather x[0], x[1], ... into one vector channel
+        base, _, idx = key.partition("[")
+        data.setdefault(base if idx.endswith("]") else key, []).append(key)
+    chans = {ch: (cols[keys[0]] if len(keys) == 1 and keys[0] == ch else np.stack([cols[k] for k in keys], 1))
+             for ch, keys in data.items()}
+    return Experiment(t, chans, sigma=sigma, overrides=overrides, name=name)
+
+
+# ------------------------------------------------------------------------------------------
+# Observables
+# ------------------------------------------------------------------------------------------
+
+_AXES = {"x": 0, "y": 1, "z": 2}
+
+
+def _component(fn, axis):
+    return fn if axis is None else (lambda tr: fn(tr)[..., _AXES[axis]])
+
+
+def observable(model, name: str, custom: Mapping[str, Callable] | None = None) -> Callable[[Trajectory], jax.Array]:
+    """The function ``traj -> [T, ...]`` predicting the channel ``name`` (module docstring);
+    raises :class:`ExperimentError` naming the valid choices for an unknown one."""
+    if custom and name in custom:
+        return custom[name]
+    t = model.topology
+    parts = name.split(".")
+    head = parts[0]
+    if head in ("q", "v") and len(parts) == 2:
+        joints = list(t.joint_names)
+        if parts[1] not in joints:
+            raise ExperimentError(f"observable {name!r}: no joint {parts[1]!r}; joints: {joints}")
+        i = joints.index(parts[1])
+        sl = t.q_slice(i) if head == "q" else t.v_slice(i)
+        return lambda tr: (tr.q if head == "q" else tr.v)[:, sl]
+    if head == "modes" and len(parts) == 2:
+        bodies = list(t.body_names)
+        if parts[1] not in bodies or not t.modes[bodies.index(parts[1])]:
+            raise ExperimentError(f"observable {name!r}: {parts[1]!r} is not a flexible body")
+        sl = t.e_q_slice(bodies.index(parts[1]))
+        return lambda tr: tr.q[:, sl]
+    if head == "body" and len(parts) in (3, 4):
+        bodies = list(t.body_names)
+        if parts[1] not in bodies:
+            raise ExperimentError(f"observable {name!r}: no body {parts[1]!r}; bodies: {bodies}")
+        i = bodies.index(parts[1])
+        axis = parts[3] if len(parts) == 4 else None
+        if axis is not None and axis not in _AXES:
+            raise ExperimentError(f"observable {name!r}: component must be x, y or z")
+        if parts[2] == "pos":
+            return _component(lambda tr: tr._map_q(lambda q: forward_kinematics(tr.model, q).p[i]), axis)
+        if parts[2] == "com":
+            return _component(lambda tr: tr.body_com()[:, i], axis)
+        if parts[2] == "rot" and axis is None:
+            return lambda tr: tr._map_q(lambda q: forward_kinematics(tr.model, q).R[i].reshape(9))
+    if head == "site" and len(parts) in (3, 4) and parts[2] == "pos":
+        sites = list(t.site_names)
+        if parts[1] not in sites:
+            raise ExperimentError(f"observable {name!r}: no site {parts[1]!r}; sites: {sites}")
+        k = sites.index(parts[1])
+        axis = parts[3] if len(parts) == 4 else None
+        return _component(lambda tr: tr._map_q(lambda q: site_poses(tr.model, q)[1][k]), axis)
+    if name == "contact.f_n":
+        return lambda tr: tr.contact_forces().f_n
+    extra = f"; or one of {sorted(custom)}" if custom else ""
+    raise ExperimentError(
+        f"unknown observable {name!r}: use q.<joint>, v.<joint>, body.<b>.pos|com|rot, body.<b>.pos.x|y|z, "
+        f"site.<s>.pos, contact.f_n{extra}")
+
+
+def predict(traj: Trajectory, channels, fns) -> dict[str, jax.Array]:
+    """Every channel's prediction, shaped like its data ([T] or [T, k])."""
+    return {ch: jnp.asarray(fns[ch](traj)) for ch in channels}

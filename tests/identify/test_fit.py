@@ -1,0 +1,157 @@
+"""diffsim.identify: recover the parameters that made the data, with intervals that contain them;
+name what the data cannot determine; refuse bad input clearly."""
+
+import json
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import diffsim as ds
+from diffsim import identify as idf
+from diffsim.cli import main as cli
+
+
+def pendulum(damping=0.05, frictionloss=0.02, mass=1.0, inertia=(0.002, 0.01, 0.01)):
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("arm", joint="revolute", axis=[0, 1, 0], mass=mass, com=[0.3, 0, 0], inertia=inertia,
+               damping=damping, frictionloss=frictionloss, friction_width=0.01)
+    return b.build()
+
+
+T = np.linspace(0.0, 2.0, 81)
+SIGMA = 1e-4  # rad
+
+
+def measured(system, seed, name="swing"):
+    tr = ds.simulate(system.replace(saveat=jnp.asarray(T), t1=float(T[-1])))
+    rng = np.random.default_rng(seed)
+    q = np.asarray(tr.q[:, 0]) + SIGMA * rng.standard_normal(T.shape)
+    return idf.Experiment(T, {"q.arm": q[:, None]}, sigma={"q.arm": SIGMA}, name=name)
+
+
+@pytest.fixture(scope="module")
+def swing():
+    truth = ds.System(pendulum(), jnp.array([1.2]), t1=2.0, rtol=1e-11, atol=1e-11)
+    return truth, measured(truth, seed=1)
+
+
+def test_joint_viscous_and_coulomb_friction_are_recovered(swing):
+    truth, exp = swing
+    start = ds.set_params(truth, {"joint.arm.damping": 0.1, "joint.arm.frictionloss": 0.05})
+    res = idf.fit(start, ["joint.arm.damping", "joint.arm.frictionloss"], exp)
+    assert res.converged, res.status
+    for name, true in (("joint.arm.damping", 0.05), ("joint.arm.frictionloss", 0.02)):
+        lo, hi = res.ci95[name]
+        assert lo < true < hi, (name, res.value[name], res.ci95[name])
+        assert res.std[name] < 0.05 * true  # the data do determine it (not a uselessly wide interval)
+    assert res.identifiable["identifiable"]
+    # the cost is what the noise predicts: ½ χ² with N − P degrees of freedom (±4 standard deviations)
+    dof = res.n_samples - 2
+    assert abs(2 * res.cost - dof) < 4 * np.sqrt(2 * dof)
+
+
+@pytest.mark.slow
+def test_unidentifiable_mass_is_named_and_a_second_experiment_resolves_it():
+    """A point-mass pendulum swinging freely under gravity does not depend on its mass (M = m r²
+    and g(q) = m g r cos q both scale with it): the verdict must name the mass. A second
+    experiment with an applied torque determines it."""
+    point = pendulum(damping=0.0, frictionloss=0.0, inertia=(1e-9, 1e-9, 1e-9))
+    free = ds.System(point, jnp.array([1.2]), t1=2.0, rtol=1e-11, atol=1e-11)
+    exp1 = measured(free, seed=2, name="free")
+    start = ds.set_params(free, {"body.arm.mass": 1.3})
+    res = idf.fit(start, ["body.arm.mass"], exp1)
+    assert not res.identifiable["identifiable"]
+    assert "body.arm.mass" in res.identifiable["directions"][0]["combination"]
+    pushed = free.replace(tau=jnp.array([0.5]))
+    exp2 = measured(pushed, seed=3, name="pushed")
+    exp2 = idf.Experiment(exp2.t, exp2.data, sigma=exp2.sigma, tau=jnp.array([0.5]), name="pushed")
+    res2 = idf.fit(ds.set_params(free, {"body.arm.mass": 1.3}), ["body.arm.mass"], [exp1, exp2])
+    assert res2.identifiable["identifiable"], res2.identifiable
+    lo, hi = res2.ci95["body.arm.mass"]
+    assert lo < 1.0 < hi
+
+
+def test_bad_input_is_refused_clearly(swing, tmp_path):
+    truth, exp = swing
+    with pytest.raises(idf.FitError, match="did you mean 'joint.arm.damping'"):
+        idf.fit(truth, ["joint.arm.dampin"], exp)
+    with pytest.raises(idf.FitError, match="duplicate"):
+        idf.fit(truth, ["joint.arm.damping", "joint.arm.damping"], exp)
+    with pytest.raises(idf.FitError, match="not positive"):
+        idf.fit(truth, ["joint.arm.damping"], exp, initial={"joint.arm.damping": -1.0},
+                transforms={"joint.arm.damping": idf.Log()})
+    with pytest.raises(idf.FitError, match="outside"):
+        idf.fit(truth, ["joint.arm.damping"], exp, initial={"joint.arm.damping": 2.0},
+                transforms={"joint.arm.damping": idf.Logit(0.0, 1.0)})
+    with pytest.raises(idf.FitError, match="observable 'q.elbow': no joint 'elbow'"):
+        idf.fit(truth, ["joint.arm.damping"], idf.Experiment(T, {"q.elbow": T}))
+    with pytest.raises(idf.FitError, match="cannot determine"):
+        idf.fit(truth, ["body.arm.com"], idf.Experiment(T[:2], {"q.arm": T[:2]}))
+    with pytest.raises(idf.ExperimentError, match="NaN"):
+        idf.Experiment(T, {"q.arm": np.where(T > 1, np.nan, 0.0)})
+    with pytest.raises(idf.ExperimentError, match="strictly increasing"):
+        idf.Experiment(T[::-1], {"q.arm": T})
+    with pytest.raises(idf.ExperimentError, match="has 3 samples"):
+        idf.Experiment(T, {"q.arm": T[:3]})
+    with pytest.raises(idf.ExperimentError, match="sigma"):
+        idf.Experiment(T, {"q.arm": T}, sigma={"q.arm": 0.0})
+    bad = tmp_path / "bad.csv"
+    bad.write_text("time,z\n0,1\n1,2\n")
+    with pytest.raises(idf.ExperimentError, match="no time column 't'"):
+        idf.load(bad)
+    bad.write_text("t,z\n0,1\n1,nan\n2,3\n")
+    with pytest.raises(idf.ExperimentError, match="NaN"):
+        idf.load(bad)
+    with pytest.raises(idf.ExperimentError, match="unknown data format"):
+        idf.load(tmp_path / "x.json")
+
+
+def test_csv_and_npz_loaders_agree(tmp_path):
+    t = np.linspace(0, 1, 5)
+    x = np.stack([t, 2 * t], 1)
+    (tmp_path / "a.csv").write_text("t,z,x[0],x[1]\n" + "\n".join(f"{a},{a},{b},{c}" for a, (b, c) in zip(t, x)))
+    np.savez(tmp_path / "a.npz", t=t, z=t, x=x)
+    a, b = idf.load(tmp_path / "a.csv"), idf.load(tmp_path / "a.npz")
+    for e in (a, b):
+        np.testing.assert_array_equal(e.t, t)
+        np.testing.assert_array_equal(e.data["x"], x)
+        np.testing.assert_array_equal(e.data["z"], t)
+
+
+def test_log_cholesky_inertia_roundtrip_and_consistency():
+    tr = idf.LogCholeskyInertia()
+    p = jnp.array([2.0, 0.1, -0.05, 0.2, 0.03, 0.04, 0.05, 0.002, -0.001, 0.0015])
+    np.testing.assert_allclose(tr.forward(tr.inverse(p)), p, rtol=1e-12, atol=1e-15)
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # every θ is a physical body: m > 0, inertia positive definite, triangle inequality
+        q = np.asarray(tr.forward(jnp.asarray(rng.normal(size=10))))
+        ev = np.linalg.eigvalsh(np.array([[q[4], q[7], q[8]], [q[7], q[5], q[9]], [q[8], q[9], q[6]]]))
+        assert q[0] > 0 and ev.min() > 0 and ev[0] + ev[1] >= ev[2] * (1 - 1e-12)
+    with pytest.raises(idf.TransformError):
+        tr.inverse(jnp.array([1.0, 0, 0, 0, 0.01, 0.01, 0.05, 0, 0, 0]))  # violates the triangle inequality
+
+
+@pytest.mark.slow
+def test_diffsim_fit_cli_recovers_the_ball_drop(tmp_path):
+    """``diffsim run ball-drop`` makes noisy data; ``diffsim fit`` recovers K and c_r from a 20 %
+    / 6 % wrong start, within their reported uncertainty, and writes the fit.json contract. (From
+    farther away the bounce-timing cost has other minima, e.g. the rigid limit K → ∞.)"""
+    assert cli(["run", "ball-drop", "--set", "noise=2e-5", "seed=4", "plots=false", "--out", str(tmp_path / "d")]) == 0
+    code = cli(["fit", "ball-drop", "--data", str(tmp_path / "d" / "data.csv"), "--params", "K,c_r",
+                "--set", "K=8e5", "c_r=0.75", "--sigma", "z=2e-5", "--out", str(tmp_path / "f")])
+    assert code == 0
+    out = json.loads((tmp_path / "f" / "fit.json").read_text())
+    assert set(out) >= {"params", "cost", "status", "iterations", "identifiable", "holdout_rms"}
+    for name, true in (("K", 1e6), ("c_r", 0.8)):
+        p = out["params"][name]
+        assert set(p) >= {"value", "std", "ci95", "initial"}
+        assert p["ci95"][0] < p["value"] < p["ci95"][1]
+        # one noise seed: the truth lies within 3.29 σ with probability 99.9 % (a 95 % interval
+        # misses it in 1 of 20 seeds by design; the interval's coverage itself is checked over
+        # many seeds is a separate calibration study, issue 14)
+        assert abs(p["value"] - true) < 3.29 * p["std"], (name, p)
+    assert out["status"] == "success" and out["identifiable"]["identifiable"]
+    assert (tmp_path / "f" / "correlation.png").exists() and (tmp_path / "f" / "fit_data.png").exists()
+    assert cli(["fit", "seed000-dual-arm", "--data", str(tmp_path / "d" / "data.csv"), "--params", "K",
+                "--out", str(tmp_path / "g")]) == 2
