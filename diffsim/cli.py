@@ -22,7 +22,7 @@ import jax  # noqa: E402
 
 from .identify import FitError, fit, load  # noqa: E402
 from .identify.experiment import ExperimentError  # noqa: E402
-from .io.results import jsonable, write_json  # noqa: E402
+from .io.results import jsonable  # noqa: E402
 from .model.params import ParamError  # noqa: E402
 from .scenarios import SCENARIOS, parse_overrides, run_scenario  # noqa: E402
 from .simulation.system import set_params  # noqa: E402
@@ -117,11 +117,10 @@ def _fit(args) -> int:
     except (ValueError, KeyError, ParamError, FitError, ExperimentError) as e:
         print(f"diffsim: {e}", file=sys.stderr)
         return 2
-    res.save(args.out)
     out = res.to_json()
     out["params"] = {g: {**out["params"][n], "system_name": n} for g, n in zip(given, names)}
     out["scenario"], out["data"], out["options"] = scenario.name, [str(d) for d in args.data], options
-    write_json(f"{args.out}/fit.json", out)
+    res.save(args.out, document=out)
     print(res.summary())
     print(f"results written to {args.out}/ (fit.json and figures)")
     return 0 if res.converged else 1

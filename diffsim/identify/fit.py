@@ -263,10 +263,10 @@ class FitResult:
                 "n_samples": self.n_samples, "noise_scale": self.noise_scale,
                 "correlation": {"names": self.flat_names, "matrix": self.correlation}}
 
-    def save(self, out_dir) -> list:
+    def save(self, out_dir, document: dict | None = None) -> list:
         """Write ``fit.json`` and the figures (model vs data and residuals per channel, correlation)
         to ``out_dir``; returns the written paths."""
-        return save_fit(self, out_dir)
+        return save_fit(self, out_dir, document)
 
     def summary(self) -> str:
         lines = [f"fit: {self.status} after {self.iterations} iterations, cost {self.cost:.6g} "
@@ -362,8 +362,19 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
         best = int(jnp.argmin(jnp.where(jnp.isfinite(costs), costs, jnp.inf)))
         theta, cost, ok, steps = thetas[best], costs[best], oks[best], stepss[best]
     theta = jnp.asarray(theta)
-    J = np.asarray(jax.jit(jax.jacfwd(residuals) if jacobian == "fwd" else jax.jacrev(residuals))(theta))
-    r = np.asarray(jax.jit(residuals)(theta))
+
+    def at_solution(theta):
+        """Weighted residuals with, as auxiliary output, each experiment's residuals and
+        predictions: one evaluation gives the Jacobian, the cost and the report's curves."""
+        values = layout.values(theta)
+        per = [_weighted_residuals(p, values) for p in preps]
+        aux = [(rr, {ch: p.fns[ch](traj) for ch in p.exp.data}) for p, (rr, traj) in zip(preps, per)]
+        return jnp.concatenate([rr for rr, _ in per]), aux
+
+    jac = jax.jacfwd if jacobian == "fwd" else jax.jacrev
+    J, aux = jax.jit(jac(at_solution, has_aux=True))(theta)
+    J = np.asarray(J)
+    r = np.concatenate([np.asarray(rr) for rr, _ in aux])
     cost = float(0.5 * np.sum(r**2))
     failed = bool(np.any(r == _FAILED_RESIDUAL))
     sigma_given = all(all(p.exp.sigma_given.values()) for p in preps)
@@ -398,16 +409,12 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
         ci[p.name] = (lo, hi)
         trn[p.name] = p.transform.describe()
 
-    values = layout.values(theta)
-    per_exp, preds = {}, {}
-    for p in preps:
-        rr, traj = _weighted_residuals(p, values)
-        per_exp[p.exp.name] = float(0.5 * jnp.sum(rr**2))
-        preds[p.exp.name] = {ch: np.asarray(p.fns[ch](traj)) for ch in p.exp.data}
+    per_exp = {p.exp.name: float(0.5 * np.sum(np.asarray(rr) ** 2)) for p, (rr, _) in zip(preps, aux)}
+    preds = {p.exp.name: {ch: np.asarray(y) for ch, y in pr.items()} for p, (_, pr) in zip(preps, aux)}
     hold = None
     if holdout is not None:
         hp = _prepare(system, [holdout], observables, jacobian)[0]
-        rr, traj = _weighted_residuals(hp, values)
+        rr, traj = _weighted_residuals(hp, layout.values(theta))
         hold = float(np.sqrt(np.mean(np.asarray(rr) ** 2)))
         preds[holdout.name] = {ch: np.asarray(hp.fns[ch](traj)) for ch in holdout.data}
 

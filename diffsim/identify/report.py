@@ -21,13 +21,14 @@ def _channels(exp, preds):
             yield label, y[:, k], p[:, k], s[k]
 
 
-def save_fit(result, out_dir) -> list[Path]:
+def save_fit(result, out_dir, document: dict | None = None) -> list[Path]:
     """``fit.json``, ``fit_<experiment>.png`` (model vs data and weighted residuals per channel;
-    ``holdout_<name>.png`` for a validation experiment) and ``correlation.png``."""
+    ``holdout_<name>.png`` for a validation experiment) and ``correlation.png``; ``document``
+    replaces :meth:`FitResult.to_json` as the JSON content (the CLI adds its own keys)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "fit.json"]
-    write_json(paths[0], result.to_json())
+    write_json(paths[0], result.to_json() if document is None else document)
     exps = list(result.experiments) + ([result.holdout] if result.holdout is not None else [])
     for exp in exps:
         preds = result.predictions.get(exp.name)
