@@ -6,15 +6,20 @@
   the adaptive solver and its impact events) and returns a :class:`FitResult` with covariance,
   95 % intervals, correlations, an identifiability verdict and a holdout residual;
   :meth:`FitResult.save` writes ``fit.json`` and figures;
+* :func:`make_estimator` gives the fit as a pure function of the data (``vmap`` over data sets
+  or starts; derivatives of the fitted values with respect to the data by the implicit function
+  theorem);
 * :mod:`.transforms` maps constrained parameters (positive, (0, 1], physically consistent
   inertia) to unconstrained ones.
 """
 
+from .estimator import Estimator, FitError
 from .experiment import Experiment, ExperimentError, load, load_csv, load_npz, observable
-from .fit import FitError, FitResult, fit, identifiability
+from .fit import FitResult, fit, identifiability, make_estimator
 from .transforms import Identity, Log, LogCholeskyInertia, Logit, TransformError, default_transform
 
 __all__ = [
+    "Estimator",
     "Experiment",
     "ExperimentError",
     "FitError",
@@ -30,5 +35,6 @@ __all__ = [
     "load",
     "load_csv",
     "load_npz",
+    "make_estimator",
     "observable",
 ]

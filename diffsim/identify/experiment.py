@@ -20,8 +20,8 @@ Observable names (:func:`observable`), each a function of a :class:`~diffsim.Tra
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 import jax
 import jax.numpy as jnp

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata as md
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -31,3 +33,27 @@ def jsonable(x):
 def write_json(path, data) -> None:
     """Write ``data`` (see :func:`jsonable`) as indented JSON to ``path``."""
     Path(path).write_text(json.dumps(jsonable(data), indent=2) + "\n")
+
+
+def provenance() -> dict:
+    """What produced a result, for its ``summary.json`` / manifest: diffsim's version, the git
+    commit of its source tree and whether ``diffsim/`` had uncommitted changes (``None`` outside
+    a git checkout), and the versions of JAX and the solver libraries."""
+    src = Path(__file__).resolve().parents[1]
+
+    def git(*args):
+        try:
+            r = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, check=False, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    status = git("status", "--porcelain", "--", ".")
+    versions = {}
+    for dist in ("diffsim", "jax", "jaxlib", "diffrax", "equinox", "optimistix", "lineax", "numpy"):
+        try:
+            versions[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            versions[dist] = None
+    return {"commit": git("rev-parse", "HEAD"), "diffsim_modified": None if status is None else bool(status),
+            "versions": versions}

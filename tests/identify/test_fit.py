@@ -3,6 +3,8 @@ name what the data cannot determine; refuse bad input clearly."""
 
 import json
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -155,3 +157,50 @@ def test_diffsim_fit_cli_recovers_the_ball_drop(tmp_path):
     assert (tmp_path / "f" / "correlation.png").exists() and (tmp_path / "f" / "fit_data.png").exists()
     assert cli(["fit", "seed000-dual-arm", "--data", str(tmp_path / "d" / "data.csv"), "--params", "K",
                 "--out", str(tmp_path / "g")]) == 2
+
+
+@pytest.fixture(scope="module")
+def swing_estimator(swing):
+    truth, exp = swing
+    start = ds.set_params(truth, {"joint.arm.damping": 0.07, "joint.arm.frictionloss": 0.03})
+    names = ["joint.arm.damping", "joint.arm.frictionloss"]
+    return idf.make_estimator(start, names, exp, rtol=1e-14, atol=1e-14, max_steps=200)
+
+
+def test_fitted_values_differentiate_through_the_data(swing_estimator):
+    """dθ̂/dȳ by the implicit function theorem on Jᵀr = 0 equals central differences of refits
+    (the LM tolerances are tight, so a refit is accurate to far below the step's effect)."""
+    est = swing_estimator
+    f = eqx.filter_jit(lambda e, y: e.layout.physical_flat(e([{"q.arm": y}])[0]))
+    y = est.data[0]["q.arm"]
+    dy = jnp.asarray(np.random.default_rng(5).standard_normal(y.shape) * SIGMA)
+    tangent = np.asarray(eqx.filter_jit(lambda e, y, dy: jax.jvp(lambda u: f(e, u), (y,), (dy,))[1])(est, y, dy))
+    h = 0.1
+    fd = (np.asarray(f(est, y + h * dy)) - np.asarray(f(est, y - h * dy))) / (2 * h)
+    np.testing.assert_allclose(tangent, fd, rtol=1e-4)
+    assert np.all(np.abs(tangent) > 0)
+
+
+def test_batched_fits_multistart_and_fd_jacobian_reach_the_same_optimum(swing, swing_estimator):
+    """vmap over data sets = one fit per data set; multi-start and finite-difference Jacobians
+    (the mujoco.sysid approach) reach the forward-mode optimum; a stated σ far below the real
+    noise is flagged by the goodness-of-fit check."""
+    truth, exp = swing
+    est = swing_estimator
+    y = est.data[0]["q.arm"]
+    Y = jnp.stack([y, y + 3 * SIGMA * jnp.sin(jnp.asarray(T))[:, None]])
+    batch = eqx.filter_jit(lambda e, Y: jax.vmap(lambda u: e([{"q.arm": u}])[0])(Y))(est, Y)
+    one = eqx.filter_jit(lambda e, u: e([{"q.arm": u}])[0])
+    for k in range(2):
+        np.testing.assert_allclose(batch[k], one(est, Y[k]), rtol=1e-9)
+    start = ds.set_params(truth, {"joint.arm.damping": 0.07, "joint.arm.frictionloss": 0.03})
+    names = ["joint.arm.damping", "joint.arm.frictionloss"]
+    ref = idf.fit(start, names, exp)
+    for res in (idf.fit(start, names, exp, n_starts=3, spread=0.3), idf.fit(start, names, exp, jacobian="fd")):
+        assert res.converged and not res.warnings
+        for n in names:
+            assert abs(res.value[n] - ref.value[n]) < 1e-3 * ref.std[n], (n, res.value[n], ref.value[n])
+    tight = idf.Experiment(exp.t, exp.data, sigma={"q.arm": SIGMA / 10})
+    res = idf.fit(start, names, tight)
+    assert res.warnings and "what the stated noise predicts" in res.warnings[0]
+    assert res.chi2_per_dof > 50

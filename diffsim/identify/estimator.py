@@ -1,0 +1,351 @@
+"""The least-squares estimate as a pure JAX function of the data: ``θ̂(ȳ)``.
+
+:class:`Estimator` holds the prepared experiments (their systems, observables and σ) and the
+parameter layout; calling it solves
+
+    θ̂(ȳ) = argmin_θ ½ Σ_e Σ_c Σ_k ((y_ec(t_k; p(θ)) − ȳ_eck) / σ_ec)²
+
+with optimistix's Levenberg–Marquardt. It works under ``jit``, under ``vmap`` for systems without
+located events (a batch of data sets or of starting points solved in one call) and ``lax.map``
+for any system (with events under ``vmap``, diffrax's event root find raises a lineax
+"non-finite output" error when the batch members' iterates locate different events; the
+multi-start of :func:`~diffsim.identify.fit` and the ball's calibration study use ``lax.map``), and under
+forward-mode differentiation with respect to the data (and any other traced input), by the
+implicit function theorem on the optimality condition (``optimistix.internal.implicit_jvp``, the
+function behind optimistix's own ``ImplicitAdjoint``)
+
+    g(θ, ȳ) = J(θ)ᵀ r(θ, ȳ) = 0,   dθ̂ = −(∂g/∂θ)⁻¹ (∂g/∂ȳ) dȳ,   ∂g/∂θ = JᵀJ + Σ_i r_i ∇²r_i,
+
+where every derivative is taken in forward mode (diffrax's ``ForwardMode`` does not run in reverse),
+so the solver's iterations are never differentiated.
+
+Jacobians of the residuals: ``"fwd"`` (exact, forward mode through the adaptive solver and its
+located events), ``"bwd"`` (reverse mode, the system's adjoint) or ``"fd"`` (central differences
+with step ``h = ε^(1/3) ≈ 6e-6`` in θ, two simulations per parameter: the approach of
+``mujoco.sysid``, kept for comparison in ``benchmarks/bench_identify.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import lineax as lx
+import numpy as np
+import optimistix as optx
+import optimistix.internal as optxi
+
+from ..loads import as_loads
+from ..model.params import ParamError
+from ..simulation.simulate import simulate
+from ..simulation.system import System, set_params
+from ..simulation.trajectory import Status
+from .experiment import Experiment, ExperimentError, observable
+from .transforms import AbstractTransform, Identity, Log, Logit
+
+Z95 = 1.959963984540054
+FAILED_RESIDUAL = 1e12  # weighted residual of every sample of a failed run: LM always rejects that step
+JACOBIANS = ("fwd", "bwd", "fd")
+_FD_STEP = float(np.finfo(np.float64).eps ** (1 / 3))
+
+
+class FitError(ValueError):
+    """Bad input to :func:`diffsim.identify.fit` (unknown or duplicate names, values outside a
+    transform's domain, too few samples)."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Param:
+    """One fitted name: its shape, transform and starting value (physical)."""
+
+    name: str
+    shape: tuple
+    transform: AbstractTransform
+    initial: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=int))
+
+    @property
+    def elementwise(self) -> bool:
+        return isinstance(self.transform, (Identity, Log, Logit))
+
+
+def inertial_values(body, p):
+    """The ten inertial parameters ``[m, c, Ī (xx yy zz xy xz yz)]`` as the system's names."""
+    xx, yy, zz, xy, xz, yz = (p[4 + k] for k in range(6))
+    I = jnp.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    return {f"body.{body}.mass": p[0], f"body.{body}.com": p[1:4], f"body.{body}.inertia": I}
+
+
+def is_inertial(name):
+    parts = name.split(".")
+    return len(parts) == 3 and parts[0] == "body" and parts[2] == "inertial"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Layout:
+    """θ (flat, unconstrained) ↔ named physical values."""
+
+    params: tuple
+
+    @property
+    def offsets(self):
+        return np.cumsum([0] + [p.size for p in self.params])
+
+    @property
+    def size(self) -> int:
+        return int(self.offsets[-1])
+
+    def split(self, theta):
+        o = self.offsets
+        return [theta[o[i]:o[i + 1]] for i in range(len(self.params))]
+
+    def physical(self, theta) -> list:
+        return [jnp.reshape(p.transform.forward(jnp.reshape(th, p.shape) if p.shape else th[0]), p.shape)
+                for p, th in zip(self.params, self.split(theta))]
+
+    def physical_flat(self, theta):
+        return jnp.concatenate([jnp.ravel(v) for v in self.physical(theta)])
+
+    def values(self, theta) -> dict:
+        out = {}
+        for p, v in zip(self.params, self.physical(theta)):
+            out.update(inertial_values(p.name.split(".")[1], v) if is_inertial(p.name) else {p.name: v})
+        return out
+
+    def named(self, theta) -> dict:
+        """``{fitted name: physical value}`` (``body.<b>.inertial`` as its ten entries)."""
+        return {p.name: v for p, v in zip(self.params, self.physical(theta))}
+
+    def theta0(self):
+        return jnp.concatenate([jnp.ravel(p.transform.inverse(jnp.asarray(p.initial))) for p in self.params])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Prepared:
+    """One experiment made ready: its system (overrides, inputs, grid, solver settings), the
+    observable of every channel, the channel order."""
+
+    system: System
+    exp: Experiment
+    fns: dict
+
+    @property
+    def channels(self) -> tuple:
+        return tuple(self.exp.data)
+
+
+def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
+    """Each experiment's system (its overrides and inputs; output grid = its sample times; events
+    that do not throw; diffrax ``ForwardMode`` for forward-mode Jacobians) and observables."""
+    if isinstance(experiments, Experiment):
+        experiments = [experiments]
+    experiments = list(experiments)
+    if not experiments:
+        raise FitError("give at least one experiment")
+    out = []
+    for e in experiments:
+        if not isinstance(e, Experiment):
+            raise FitError(f"experiments must be diffsim.identify.Experiment, got {type(e).__name__}")
+        try:
+            s = set_params(system, e.overrides) if e.overrides else system
+        except ParamError as err:
+            raise FitError(f"experiment {e.name!r}: {err}") from None
+        if e.tau is not None or e.loads is not None:
+            s = s.replace(loads=as_loads(e.tau, (), e.loads))
+        t0 = float(np.asarray(s.t0))
+        if e.t[0] < t0 - 1e-12:
+            raise FitError(f"experiment {e.name!r} starts at t = {e.t[0]} before the system's t0 = {t0}")
+        adjoint = s.options.adjoint if jacobian == "bwd" else diffrax.ForwardMode()
+        opts = dataclasses.replace(s.options, throw=False, adjoint=adjoint)
+        s = s.replace(t1=float(e.t[-1]), saveat=jnp.asarray(e.t, s.model.dtype), options=opts)
+        try:
+            fns = {ch: observable(s.model, ch, observables) for ch in e.data}
+        except ExperimentError as err:
+            raise FitError(f"experiment {e.name!r}: {err}") from None
+        out.append(Prepared(s, e, fns))
+    return out
+
+
+def experiment_residuals(prep: Prepared, system: System, values, data: dict, sigma: dict):
+    """Weighted residuals of one experiment (flat; a failed run's all set to
+    :data:`FAILED_RESIDUAL`) and its trajectory."""
+    traj = simulate(set_params(system, values))
+    ok = traj.status == Status.SUCCESS
+    rs = []
+    for ch in prep.channels:
+        y = data[ch]
+        pred = jnp.asarray(prep.fns[ch](traj))
+        if pred.shape != y.shape:
+            raise ExperimentError(f"experiment {prep.exp.name!r}: observable {ch!r} predicts shape {pred.shape}, "
+                                  f"the data have {y.shape}")
+        r = ((pred - y) / sigma[ch]).ravel()
+        rs.append(jnp.where(ok & jnp.isfinite(r), r, FAILED_RESIDUAL))
+    return jnp.concatenate(rs), traj
+
+
+class Residuals(eqx.Module):
+    """``r(θ, ȳ)``: the weighted residuals of every experiment (flat). The systems and σ are
+    pytree leaves (differentiable inputs); layout, observables and the Jacobian mode are static."""
+
+    systems: list
+    sigma: list
+    preps: tuple = eqx.field(static=True)
+    layout: Layout = eqx.field(static=True)
+    jacobian: str = eqx.field(static=True)
+
+    def __call__(self, theta, data):
+        if self.jacobian == "fd":
+            return _fd_residuals(theta, self, data)
+        return self.evaluate(theta, data)[0]
+
+    def evaluate(self, theta, data):
+        """Residuals (flat) and, per experiment, ``(residuals, trajectory)``."""
+        values = self.layout.values(theta)
+        per = [experiment_residuals(p, s, values, d, sg)
+               for p, s, d, sg in zip(self.preps, self.systems, data, self.sigma)]
+        return jnp.concatenate([r for r, _ in per]), per
+
+
+@eqx.filter_custom_jvp
+def _fd_residuals(theta, res: Residuals, data):
+    return res.evaluate(theta, data)[0]
+
+
+@_fd_residuals.def_jvp
+def _fd_residuals_jvp(primals, tangents):
+    """Central differences along the tangent of θ: ``(r(θ + h t) − r(θ − h t)) / 2h`` (the data
+    enter linearly: their tangent is exact)."""
+    theta, res, data = primals
+    t_theta, _, t_data = tangents
+    r = res.evaluate(theta, data)[0]
+    t_r = jnp.zeros_like(r)
+    if t_theta is not None:
+        up, down = res.evaluate(theta + _FD_STEP * t_theta, data)[0], res.evaluate(theta - _FD_STEP * t_theta, data)[0]
+        t_r = t_r + (up - down) / (2.0 * _FD_STEP)
+    if t_data is not None:
+        zero = jax.tree_util.tree_map(jnp.zeros_like, data)
+        t_data = jax.tree_util.tree_map(lambda z, t: z if t is None else t, zero, t_data,
+                                        is_leaf=lambda x: x is None)
+        t_r = t_r + jax.jvp(lambda d: res.evaluate(theta, d)[0], (data,), (t_data,))[1]
+    return r, t_r
+
+
+def _solve(inputs):
+    """Primal of the implicit function: the Levenberg–Marquardt solve (keeps the best iterate)."""
+    residuals, data, theta0, solver, max_steps, jacobian = inputs
+    jac = "bwd" if jacobian == "bwd" else "fwd"
+    sol = optx.least_squares(residuals, solver, theta0, args=data, options={"jac": jac}, max_steps=max_steps,
+                             throw=False)
+    return sol.value, (sol.result == optx.RESULTS.successful, sol.stats["num_steps"])
+
+
+def _stationarity(theta, _, inputs):
+    """``g(θ, ȳ) = J(θ)ᵀ r(θ, ȳ)`` with the forward-mode Jacobian (module docstring)."""
+    residuals, data = inputs[0], inputs[1]
+    r, J = _residuals_and_jacobian(residuals, theta, data)
+    return J.T @ r
+
+
+def _residuals_and_jacobian(residuals, theta, data):
+    def r_of(th):
+        return residuals(th, data)
+    jac = jax.jacrev if residuals.jacobian == "bwd" else jax.jacfwd
+    return r_of(theta), jac(r_of)(theta)
+
+
+class Estimator(eqx.Module):
+    """``θ̂`` as a function of the data (module docstring). Build it with :func:`estimator`.
+
+    ``est(data=None, theta0=None)`` → ``(θ̂, ok, iterations)``; ``data`` is a list (one dict
+    ``channel → array`` per experiment, shaped like :attr:`data`); ``None`` uses the experiments'
+    own. :meth:`values` maps ``θ`` to ``{name: physical value}``; :meth:`intervals` gives the
+    standard deviations and 95 % intervals from the Gauss–Newton covariance, traceable (``vmap``
+    over a batch of fits)."""
+
+    residuals: Residuals
+    data: list
+    theta0: jax.Array
+    solver: optx.AbstractLeastSquaresSolver
+    max_steps: int = eqx.field(static=True)
+
+    @property
+    def layout(self) -> Layout:
+        return self.residuals.layout
+
+    def __call__(self, data=None, theta0=None):
+        data = self.data if data is None else data
+        theta0 = self.theta0 if theta0 is None else theta0
+        inputs = (self.residuals, data, theta0, self.solver, self.max_steps, self.residuals.jacobian)
+        theta, (ok, steps) = optxi.implicit_jvp(_solve, _stationarity, inputs, frozenset(), lx.AutoLinearSolver(
+            well_posed=None))
+        return theta, ok, steps
+
+    def values(self, theta) -> dict:
+        return self.layout.named(theta)
+
+    def jacobian(self, theta, data=None):
+        """Weighted residuals ``r`` [N] and their Jacobian ``J = ∂r/∂θ`` [N, P]."""
+        return _residuals_and_jacobian(self.residuals, theta, self.data if data is None else data)
+
+    def intervals(self, theta, data=None, noise_scale=1.0):
+        """``(std_p, lo, hi, cov_p)`` of the flat physical parameters at ``θ``: ``Cov(θ) = s² (JᵀJ)⁻¹``
+        from the SVD of ``J`` (:func:`gauss_newton_covariance`), ``Cov(p) = G Cov(θ) Gᵀ``; 95 %
+        intervals ``forward(θ ± 1.96 σ_θ)`` for elementwise transforms (the transform's whole range
+        for an undetermined entry), ``p ± 1.96 σ_p`` otherwise. Entries that a direction without
+        information reaches get ``std = inf`` (and NaN covariances), never a spuriously tight value."""
+        _, J = self.jacobian(theta, data)
+        cov_t, free_t = gauss_newton_covariance(J)
+        cov_t = noise_scale**2 * cov_t
+        G = jax.jacfwd(self.layout.physical_flat)(theta)
+        free_p = (jnp.abs(G) > 0).astype(G.dtype) @ free_t.astype(G.dtype) > 0  # entries a null direction reaches
+        cov_p = G @ cov_t @ G.T
+        cov_p = jnp.where(free_p[:, None] | free_p[None, :], jnp.nan, cov_p)
+        std_p = jnp.where(free_p, jnp.inf, jnp.sqrt(jnp.clip(jnp.diag(cov_p), 0.0, None)))
+        sd_t = jnp.where(free_t, jnp.inf, jnp.sqrt(jnp.clip(jnp.diag(cov_t), 0.0, None)))
+        p = self.layout.physical_flat(theta)
+        lo, hi, o = [], [], self.layout.offsets
+        for k, prm in enumerate(self.layout.params):
+            i = slice(int(o[k]), int(o[k + 1]))
+            if prm.elementwise:
+                lo.append(jnp.ravel(prm.transform.forward(theta[i] - Z95 * sd_t[i])))
+                hi.append(jnp.ravel(prm.transform.forward(theta[i] + Z95 * sd_t[i])))
+            else:
+                lo.append(p[i] - Z95 * std_p[i])
+                hi.append(p[i] + Z95 * std_p[i])
+        return std_p, jnp.concatenate(lo), jnp.concatenate(hi), cov_p
+
+
+def gauss_newton_covariance(J):
+    """``((JᵀJ)⁻¹ on the determined subspace, free)``: the SVD ``J = U S Vᵀ``; singular values at
+    round-off level (``s_i ≤ N ε s_max``) are directions without information, excluded from the
+    sum ``Σ v_i v_iᵀ / s_i²``; ``free`` [P] marks the θ entries those directions reach (components
+    above ``√ε``: round-off components of a null vector do not make a determined entry free)."""
+    _, s, Vt = jnp.linalg.svd(J, full_matrices=False)
+    eps = jnp.finfo(J.dtype).eps
+    null = s <= J.shape[0] * eps * s[0]
+    inv_s2 = jnp.where(null, 0.0, 1.0 / jnp.where(null, 1.0, s) ** 2)
+    cov = (Vt.T * inv_s2) @ Vt
+    free = jnp.any(null[:, None] & (jnp.abs(Vt) > jnp.sqrt(eps)), axis=0)
+    return cov, free
+
+
+def estimator(params: Sequence[Param], preps: Sequence[Prepared], *, rtol=1e-8, atol=1e-10, max_steps=100,
+              jacobian="fwd") -> Estimator:
+    """The :class:`Estimator` of resolved parameters over prepared experiments."""
+    if jacobian not in JACOBIANS:
+        raise FitError(f"jacobian must be one of {JACOBIANS}, got {jacobian!r}")
+    layout = Layout(tuple(params))
+    dtype = preps[0].system.model.dtype
+    res = Residuals(systems=[p.system for p in preps],
+                    sigma=[{ch: jnp.asarray(p.exp.sigma[ch], dtype) for ch in p.channels} for p in preps],
+                    preps=tuple(preps), layout=layout, jacobian=jacobian)
+    data = [{ch: jnp.asarray(p.exp.data[ch], dtype) for ch in p.channels} for p in preps]
+    solver = optx.BestSoFarLeastSquares(optx.LevenbergMarquardt(rtol=rtol, atol=atol))
+    return Estimator(res, data, jnp.asarray(layout.theta0(), dtype), solver, int(max_steps))
