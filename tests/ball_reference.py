@@ -57,6 +57,8 @@ def heights(t_eval, *, K, c_r, mass=0.05, radius=0.02, height=0.25, g=9.81, n=1.
         # contact lasts ~ (m/K)^(1/(n+1)) scaled; bound the phase generously
         sol = solve_ivp(rhs, (t, t + 1.0), [z, w], method="DOP853", rtol=rtol, atol=atol, events=separated,
                         dense_output=True, first_step=1e-9)
+        if sol.status < 0 or sol.t.size < 2:
+            raise RuntimeError(f"contact phase at t = {t:.6g} failed: {sol.message}")
         t_sep = float(sol.t_events[0][0]) if sol.t_events[0].size else float(sol.t[-1])
         sel = (t_eval > t) & (t_eval < t_sep)
         if np.any(sel):
