@@ -3,6 +3,8 @@
 * ``diffsim run <scenario> [--set k=v ...] [--out DIR]``
 * ``diffsim fit <scenario> --data FILE [--data FILE ...] --params NAME[,NAME...] [--set k=v ...]
   [--holdout FILE] [--sigma CH=S ...] --out DIR``
+* ``diffsim montecarlo <scenario> --samples N --vary NAME~normal(MU,SIGMA) [--vary ...]
+  [--set k=v ...] [--chunk N] [--resume] --out DIR``
 * ``diffsim list``
 """
 
@@ -24,6 +26,8 @@ from .identify import FitError, fit, load  # noqa: E402
 from .identify.experiment import ExperimentError  # noqa: E402
 from .io.results import jsonable  # noqa: E402
 from .model.params import ParamError  # noqa: E402
+from .montecarlo import DistributionError, MonteCarloError, parse  # noqa: E402
+from .montecarlo import run as run_montecarlo  # noqa: E402
 from .scenarios import SCENARIOS, parse_overrides, run_scenario  # noqa: E402
 from .simulation.system import set_params  # noqa: E402
 
@@ -54,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         help="fit named parameters of a scenario's system to measured data; writes fit.json and figures",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="fittable scenarios:\n" + "\n".join(
-            f"  {n}: observables {sorted(s.observables)}, parameter shorthands {s.aliases}"
+            f"  {n}: observables {sorted(s.observables or {})}, parameter shorthands {s.aliases or {}}"
             for n, s in SCENARIOS.items() if s.system is not None)
         + "\n\nexample:\n  diffsim run ball-drop --set noise=2e-5 --out out/drop\n"
           "  diffsim fit ball-drop --data out/drop/data.csv --params K,c_r --set K=5e5 c_r=0.7 "
@@ -75,8 +79,68 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--max-steps", type=int, default=100, help="Levenberg–Marquardt iteration limit")
     f.add_argument("--out", required=True, help="output directory")
     f.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
+    mc = sub.add_parser(
+        "montecarlo",
+        help="run a Monte Carlo study of a scenario's system; writes samples.npz, summary.json and figures",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="scenarios with a system:\n" + "\n".join(
+            f"  {n}: parameter shorthands {s.aliases or {}}" for n, s in SCENARIOS.items() if s.system is not None)
+        + "\n\ndistributions: normal(MU,SIGMA), lognormal(MU,SIGMA) (of log x), uniform(LO,HI), "
+          "truncnormal(MU,SIGMA,LO,HI)\n\nexample:\n  diffsim montecarlo ball-drop --samples 1000 "
+          "--vary 'c_r~uniform(0.6,0.9)' --vary 'height~normal(0.25,0.01)' --out out/mc",
+    )
+    mc.add_argument("scenario", help="a scenario with a system (listed below)")
+    mc.add_argument("--samples", type=int, required=True, help="number of samples")
+    mc.add_argument("--vary", action="append", required=True, metavar="NAME~DIST",
+                    help="an uncertain System parameter (or the scenario's shorthand) and its distribution")
+    mc.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
+                    help="scenario options and nominal parameter values")
+    mc.add_argument("--chunk", type=int, default=None, help="samples per compiled call (default: from memory)")
+    mc.add_argument("--seed", type=int, default=0, help="random seed (sample i uses fold_in(PRNGKey(seed), i))")
+    mc.add_argument("--resume", action="store_true", help="continue the study already in --out")
+    mc.add_argument("--no-progress", action="store_true", help="no progress bar")
+    mc.add_argument("--out", required=True, help="output directory")
+    mc.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
     sub.add_parser("list", help="list the scenarios")
     return p
+
+
+def _system_scenario(name):
+    if name not in SCENARIOS:
+        raise ValueError(f"unknown scenario {name!r}; available:\n{_scenario_list()}")
+    scenario = SCENARIOS[name]
+    if scenario.system is None:
+        raise ValueError(f"scenario {name!r} has no System; available: "
+                         f"{[n for n, s in SCENARIOS.items() if s.system is not None]}")
+    return scenario
+
+
+def _montecarlo(args) -> int:
+    try:
+        scenario = _system_scenario(args.scenario)
+        aliases = scenario.aliases or {}
+        options, params = parse_overrides(scenario, args.sets)
+        system = set_params(scenario.system(options), {aliases.get(k, k): v for k, v in params.items()})
+        dists = {}
+        for item in args.vary:
+            name, sep, spec = item.partition("~")
+            if not sep:
+                raise ValueError(f"--vary expects NAME~DIST, e.g. 'K~lognormal(13.8,0.1)', got {item!r}")
+            dists[aliases.get(name.strip(), name.strip())] = parse(spec)
+        manifest = os.path.join(args.out, "manifest.json")
+        if os.path.exists(manifest) and not args.resume:
+            raise ValueError(f"{args.out} already holds a study: pass --resume to continue it, or choose another --out")
+        res = run_montecarlo(system, dists, args.samples, scenario.statistics, key=jax.random.PRNGKey(args.seed),
+                             chunk_size=args.chunk, out=args.out, progress=not args.no_progress)
+    except (ValueError, KeyError, ParamError, MonteCarloError, DistributionError) as e:
+        print(f"diffsim: {e}", file=sys.stderr)
+        return 2
+    res.save(args.out)
+    print(json.dumps(jsonable({"n_samples": res.n_samples, "status_counts": res.status_counts,
+                               "samples_per_s": res.samples_per_s, "wall_time_s": res.wall_time_s,
+                               "chunks_run": res.chunks_run, "chunks_resumed": res.chunks_resumed}), indent=2))
+    print(f"results written to {args.out}/ (samples.npz, summary.json, figures)")
+    return 0
 
 
 def _fit(args) -> int:
@@ -134,6 +198,9 @@ def main(argv=None) -> int:
     if args.command == "fit":
         jax.config.update("jax_enable_x64", not args.float32)
         return _fit(args)
+    if args.command == "montecarlo":
+        jax.config.update("jax_enable_x64", not args.float32)
+        return _montecarlo(args)
     jax.config.update("jax_enable_x64", not args.float32)
     if args.scenario not in SCENARIOS:
         print(f"diffsim: unknown scenario {args.scenario!r}; available:\n{_scenario_list()}", file=sys.stderr)

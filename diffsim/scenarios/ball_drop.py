@@ -44,6 +44,14 @@ def height(traj):
 OBSERVABLES = {"z": height}
 
 
+def statistics(traj) -> dict:
+    """Per sample for ``diffsim montecarlo``: the number of impacts, the highest rebound (the
+    centre's height after the first impact) and the lowest centre height."""
+    first = traj.contact.event_t[0]
+    after = jnp.where(traj.t > first, height(traj), -jnp.inf)
+    return {"impacts": traj.contact.impacts[0], "rebound_max_z": jnp.max(after), "z_min": jnp.min(height(traj))}
+
+
 def system(options: dict) -> System:
     """The :class:`~diffsim.System` the options describe (saved on ``n_save`` even samples)."""
     o = {**OPTIONS, **options}
@@ -98,4 +106,5 @@ BALL_DROP = Scenario(
     system=system,
     observables=OBSERVABLES,
     aliases=ALIASES,
+    statistics=statistics,
 )

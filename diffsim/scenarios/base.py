@@ -20,7 +20,9 @@ class Scenario:
     Scenarios that can be fitted to data (``diffsim fit``) also give ``system(options)`` (the
     :class:`~diffsim.System` the options describe), ``observables`` (channel name → function of a
     trajectory, the columns of their data files) and ``aliases`` (option name → the System's
-    parameter name for the same quantity, e.g. ``K`` → ``contact.K``)."""
+    parameter name for the same quantity, e.g. ``K`` → ``contact.K``). ``statistics`` (a trajectory
+    → dict of arrays, reduced per sample) are what ``diffsim montecarlo`` keeps besides the final
+    state."""
 
     name: str
     description: str
@@ -29,6 +31,7 @@ class Scenario:
     system: Callable[[dict[str, Any]], Any] | None = None
     observables: dict[str, Callable] | None = None
     aliases: dict[str, str] | None = None
+    statistics: Callable | None = None
 
 
 def _parse_value(text: str, default=None):

@@ -1,0 +1,336 @@
+"""Batched Monte Carlo studies of a :class:`diffsim.System` (:func:`run`).
+
+Sample ``i`` draws every uncertain name ``j`` (in sorted name order) from
+``fold_in(fold_in(key, i), j)``: a sample's draws, and hence its result, depend on ``(key, i)``
+only — not on the chunk size, the device count or which chunks were resumed. Each chunk of
+samples is one compiled ``vmap`` of ``draw → set_params → simulate → statistics``, sharded over
+the local devices along the batch axis (``jax.sharding.Mesh``/``NamedSharding``); only the
+per-sample statistics (and the status) travel back to the host.
+
+With ``out=DIR`` every finished chunk is written (``chunks/chunk_<k>.npz``, by write-then-rename)
+after ``manifest.json`` (the study's identity: names, distributions, sample count, key, chunk size,
+statistics, code versions); a rerun of the same study skips the chunks on disk, and a different
+study in the same directory is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from tqdm.auto import tqdm
+
+from ..io.results import jsonable, provenance
+from ..model.params import ParamError
+from ..simulation.simulate import simulate
+from ..simulation.system import System, get_param, set_params
+from ..simulation.trajectory import STATUS_MESSAGES, Status
+from .distributions import AbstractDistribution, Samples
+from .report import save_result
+
+PROBE = 64  # samples compiled once to measure the memory per sample when no chunk size is given
+
+
+class MonteCarloError(ValueError):
+    """Bad input to :func:`run` or an output directory that holds another study."""
+
+
+def final_state(traj) -> dict:
+    """The default statistics: the state at ``t1`` (``q_final`` [nq], ``v_final`` [nv])."""
+    return {"q_final": traj.q[-1], "v_final": traj.v[-1]}
+
+
+@dataclasses.dataclass
+class _Study:
+    system: System
+    names: list
+    dists: dict
+    shapes: dict
+    statistics: Callable
+    key: jax.Array
+
+    def draws(self, i):
+        ki = jax.random.fold_in(self.key, i)
+        out = {}
+        for j, n in enumerate(self.names):
+            d = self.dists[n]
+            dtype = self.system.model.dtype
+            if isinstance(d, Samples):
+                out[n] = jnp.asarray(d.values, dtype)[i].reshape(self.shapes[n])
+            else:
+                out[n] = jnp.broadcast_to(d.sample(jax.random.fold_in(ki, j), self.shapes[n], dtype), self.shapes[n])
+        return out
+
+    def one(self, i):
+        draws = self.draws(i)
+        traj = simulate(set_params(self.system, draws))
+        stats = {**final_state(traj), **self.statistics(traj)}
+        return draws, stats, traj.status
+
+
+def _resolve(system, distributions, n_samples):
+    if not isinstance(system, System):
+        raise MonteCarloError(f"run needs a diffsim.System, got {type(system).__name__}")
+    if int(n_samples) < 1:
+        raise MonteCarloError(f"n_samples must be >= 1, got {n_samples}")
+    if not distributions:
+        raise MonteCarloError("give at least one uncertain name (distributions = {name: distribution})")
+    shapes = {}
+    for n, d in distributions.items():
+        try:
+            shapes[n] = tuple(np.shape(get_param(system, n)))
+        except ParamError as e:
+            raise MonteCarloError(str(e)) from None
+        if not isinstance(d, AbstractDistribution):
+            raise MonteCarloError(f"{n!r}: give a diffsim.montecarlo distribution (Normal, LogNormal, Uniform, "
+                                  f"TruncatedNormal, Samples), got {type(d).__name__}")
+        if isinstance(d, Samples):
+            v = np.asarray(d.values)
+            if v.shape[0] < n_samples or v.shape[1:] not in (shapes[n], ()) and v[0].size != int(np.prod(shapes[n])):
+                raise MonteCarloError(f"{n!r}: Samples has shape {v.shape}; need [{n_samples}, *{shapes[n]}]")
+    return sorted(distributions), shapes
+
+
+def _check_statistics(study):
+    try:
+        shapes = jax.eval_shape(lambda: study.one(jnp.asarray(0))[1])
+    except TypeError as e:
+        raise MonteCarloError(f"statistics must return a dict of arrays: {str(e).splitlines()[0]}") from None
+    if not isinstance(shapes, dict):
+        raise MonteCarloError(f"statistics must return a dict of arrays, got {type(shapes).__name__}")
+    for k, v in shapes.items():
+        if not isinstance(v, jax.ShapeDtypeStruct):
+            raise MonteCarloError(f"statistic {k!r} is not an array (got {type(v).__name__})")
+    return shapes
+
+
+def _chunk_fn(study, mesh):
+    batched = jax.vmap(study.one)
+    if mesh is None:
+        return jax.jit(batched)
+    spec = NamedSharding(mesh, PartitionSpec("batch"))
+    return jax.jit(batched, in_shardings=spec, out_shardings=spec)
+
+
+def _choose_chunk(fn, n_samples, n_dev, budget):
+    """Chunk size from the compiled memory of a probe chunk (temporaries + outputs per sample)."""
+    probe = min(PROBE, n_samples)
+    probe = max(n_dev, probe - probe % n_dev)
+    ma = fn.lower(jnp.arange(probe)).compile().memory_analysis()
+    per = None
+    if ma is not None:
+        per = (ma.temp_size_in_bytes + ma.output_size_in_bytes + ma.argument_size_in_bytes) / probe
+    if not per:
+        return probe, None
+    c = int(budget // per)
+    c = max(n_dev, min(c, n_samples + (-n_samples) % n_dev))
+    return c - c % n_dev, per
+
+
+def _identity(names, dists, n_samples, key, chunk_size, statistics):
+    return {"names": names, "distributions": {n: dists[n].describe() for n in names}, "n_samples": int(n_samples),
+            "key": np.asarray(jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+                              else key).tolist(),
+            "chunk_size": int(chunk_size),
+            "statistics": getattr(statistics, "__qualname__", repr(statistics))}
+
+
+def _atomic_write(path: Path, write):
+    tmp = path.with_name(path.name + ".tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+@dataclasses.dataclass
+class MonteCarloResult:
+    """Draws (``draws[name]`` [N, *shape]), statistics (``statistics[name]`` [N, ...]) and status
+    [N] of every sample (:class:`diffsim.Status`; 0 = success)."""
+
+    draws: dict
+    statistics: dict
+    status: np.ndarray
+    wall_time_s: float
+    chunk_size: int
+    n_devices: int
+    chunks_run: int
+    chunks_resumed: int
+    bytes_per_sample: float | None = None
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.status.shape[0])
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.n_samples / self.wall_time_s if self.wall_time_s > 0 else float("inf")
+
+    @property
+    def failed(self) -> np.ndarray:
+        """Indices of the samples that did not succeed (rerun them with ``run(..., indices=...)``)."""
+        return np.flatnonzero(self.status != Status.SUCCESS)
+
+    @property
+    def status_counts(self) -> dict:
+        vals, counts = np.unique(self.status, return_counts=True)
+        return {Status(int(v)).name.lower(): int(c) for v, c in zip(vals, counts)}
+
+    def quantiles(self, name, q=(0.05, 0.5, 0.95), successful_only=True):
+        """Quantiles of a statistic over the (successful) samples, per component."""
+        x = self.statistics[name]
+        if successful_only:
+            x = x[self.status == Status.SUCCESS]
+        return np.quantile(x, np.asarray(q), axis=0)
+
+    def summary_json(self) -> dict:
+        ok = self.status == Status.SUCCESS
+        stats = {}
+        for k, x in self.statistics.items():
+            xs = x[ok]
+            stats[k] = {"shape": list(x.shape[1:]), "mean": xs.mean(axis=0) if xs.size else None,
+                        "std": xs.std(axis=0) if xs.size else None,
+                        "quantiles": {str(q): v for q, v in zip((0.05, 0.25, 0.5, 0.75, 0.95),
+                                                                 np.quantile(xs, [0.05, 0.25, 0.5, 0.75, 0.95],
+                                                                             axis=0))} if xs.size else None}
+        return {"n_samples": self.n_samples, "status_counts": self.status_counts,
+                "failed_indices": self.failed[:1000], "failure_messages": {
+                    Status(int(s)).name.lower(): STATUS_MESSAGES[Status(int(s))] for s in np.unique(self.status)
+                    if s != Status.SUCCESS},
+                "samples_per_s": self.samples_per_s, "wall_time_s": self.wall_time_s, "chunk_size": self.chunk_size,
+                "n_devices": self.n_devices, "bytes_per_sample": self.bytes_per_sample,
+                "inputs": {n: {"mean": v.mean(axis=0), "std": v.std(axis=0)} for n, v in self.draws.items()},
+                "statistics": stats, "provenance": provenance()}
+
+    def save(self, out_dir, plots: bool = True) -> list:
+        """``samples.npz`` (one array per varied name, ``status``, every statistic), ``summary.json``
+        and figures (histograms of the statistics, outputs against inputs); returns the paths."""
+        return save_result(self, Path(out_dir), plots)
+
+
+def run(system: System, distributions: Mapping[str, AbstractDistribution], n_samples: int,
+        statistics: Callable | None = None, *, key=None, chunk_size: int | None = None, devices=None, out=None,
+        progress: bool = True, memory_budget: float = 2.0**30, indices=None) -> MonteCarloResult:
+    """Run ``n_samples`` simulations of ``system`` with the named parameters drawn from
+    ``distributions`` (module docstring).
+
+    Args:
+        system: the :class:`~diffsim.System` (its values are the nominal ones).
+        distributions: ``{name: distribution}`` over :func:`diffsim.param_names` (``q0.*``,
+            ``v0.*`` included).
+        statistics: ``traj -> {name: array}`` reduced on the device per sample; ``q_final`` and
+            ``v_final`` (the state at ``t1``) are always added.
+        key: a ``jax.random`` key (default ``PRNGKey(0)``).
+        chunk_size: samples per compiled call; default: from ``memory_budget`` [bytes] and the
+            compiled memory of a probe chunk.
+        devices: the local devices to shard each chunk over (default: all of
+            ``jax.local_devices()``); the chunk size is a multiple of their count.
+        out: directory for a resumable run (module docstring).
+        progress: a progress bar (samples/s, ETA) per chunk.
+        indices: run only these sample indices (e.g. ``result.failed`` of an earlier run);
+            their draws are those of the full study.
+    """
+    key = jax.random.PRNGKey(0) if key is None else key
+    names, shapes = _resolve(system, distributions, n_samples)
+    # a failed sample keeps its status (no exception for the whole chunk)
+    system = system.replace(options=dataclasses.replace(system.options, throw=False))
+    study = _Study(system, names, dict(distributions), shapes, statistics or (lambda traj: {}), key)
+    _check_statistics(study)
+    devices = list(jax.local_devices() if devices is None else devices)
+    n_dev = len(devices)
+    mesh = Mesh(np.array(devices), ("batch",)) if n_dev > 1 else None
+    fn = _chunk_fn(study, mesh)
+    per = None
+    if chunk_size is None:
+        chunk_size, per = _choose_chunk(fn, n_samples, n_dev, memory_budget)
+    chunk_size = int(chunk_size)
+    if chunk_size < 1 or chunk_size % n_dev:
+        raise MonteCarloError(f"chunk_size must be a positive multiple of the device count {n_dev}, got {chunk_size}")
+    all_idx = np.arange(int(n_samples)) if indices is None else np.asarray(indices, dtype=np.int64)
+    if all_idx.size == 0 or all_idx.min() < 0 or all_idx.max() >= n_samples:
+        raise MonteCarloError(f"indices must lie in [0, {n_samples}), got {all_idx[:5]}...")
+    chunks = [all_idx[k:k + chunk_size] for k in range(0, all_idx.size, chunk_size)]
+
+    out = None if out is None else Path(out)
+    if out is not None and indices is not None:
+        raise MonteCarloError("indices (a rerun of chosen samples) runs in memory: leave out= unset")
+    if out is not None:
+        ident = _identity(names, distributions, n_samples, key, chunk_size, statistics)
+        _open_dir(out, ident)
+
+    results, n_run, n_resumed = [], 0, 0
+    t_start = time.perf_counter()
+    bar = tqdm(total=all_idx.size, unit="sample", disable=not progress, desc="montecarlo")
+    for k, idx in enumerate(chunks):
+        path = None if out is None else out / "chunks" / f"chunk_{k:06d}.npz"
+        if path is not None and path.exists():
+            results.append(_read_chunk(path))
+            n_resumed += 1
+        else:
+            padded = np.concatenate([idx, np.full(chunk_size - idx.size, idx[-1])]) if idx.size < chunk_size else idx
+            draws, stats, status = jax.device_get(fn(jnp.asarray(padded)))
+            n = idx.size
+            res = ({k2: np.asarray(v)[:n] for k2, v in draws.items()},
+                   {k2: np.asarray(v)[:n] for k2, v in stats.items()}, np.asarray(status)[:n], idx)
+            if path is not None:
+                _write_chunk(path, *res)
+            results.append(res)
+            n_run += 1
+        bar.update(idx.size)
+        el = time.perf_counter() - t_start
+        bar.set_postfix(samples_per_s=f"{bar.n / el:.3g}" if el > 0 else "-")
+    bar.close()
+    wall = time.perf_counter() - t_start
+    draws = {n: np.concatenate([r[0][n] for r in results]) for n in names}
+    stats = {s: np.concatenate([r[1][s] for r in results]) for s in results[0][1]}
+    status = np.concatenate([r[2] for r in results]).astype(np.int32)
+    res = MonteCarloResult(draws, stats, status, wall, chunk_size, n_dev, n_run, n_resumed, per)
+    if out is not None and indices is None:
+        res.save(out, plots=False)
+    return res
+
+
+def _open_dir(out: Path, ident: dict):
+    man = out / "manifest.json"
+    if man.exists():
+        try:
+            old = json.loads(man.read_text())
+        except json.JSONDecodeError as e:
+            raise MonteCarloError(f"{man} is not readable JSON ({e}); remove it to start over") from None
+        if old.get("study") != jsonable(ident):
+            raise MonteCarloError(f"{out} holds a different study (manifest.json differs in "
+                                  f"{sorted(k for k in ident if old.get('study', {}).get(k) != jsonable(ident[k]))}); "
+                                  "use another directory")
+        return
+    sub = out / "chunks"
+    if sub.exists() and any(sub.iterdir()):
+        raise MonteCarloError(f"{out} has chunks but no manifest: remove it or choose another directory")
+    (out / "chunks").mkdir(parents=True, exist_ok=True)
+    doc = {"study": jsonable(ident), "provenance": provenance()}
+    _atomic_write(man, lambda p: p.write_text(json.dumps(doc, indent=2) + "\n"))
+
+
+def _write_chunk(path, draws, stats, status, idx):
+    arrays = {"index": idx, "status": status}
+    arrays.update({f"draw:{k}": v for k, v in draws.items()})
+    arrays.update({f"stat:{k}": v for k, v in stats.items()})
+
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+    _atomic_write(path, write)
+
+
+def _read_chunk(path):
+    with np.load(path) as z:
+        draws = {k[5:]: z[k] for k in z.files if k.startswith("draw:")}
+        stats = {k[5:]: z[k] for k in z.files if k.startswith("stat:")}
+        return draws, stats, z["status"], z["index"]

@@ -1,0 +1,158 @@
+"""diffsim.montecarlo: results independent of chunking and resumption, failures kept, bad input
+refused clearly."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import diffsim as ds
+from diffsim import montecarlo as mc
+
+
+def pendulum_system(**options):
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("arm", joint="revolute", axis=[0, 1, 0], mass=1.0, com=[0.3, 0, 0], inertia=(0.002, 0.01, 0.01),
+               damping=0.05)
+    return ds.System(b.build(), jnp.array([1.0]), t1=1.0, saveat=11, **options)
+
+
+DISTS = {"q0.arm": mc.Normal(1.0, 0.1), "body.arm.mass": mc.Uniform(0.5, 1.5)}
+
+
+def qmax(traj):
+    return {"qmax": jnp.max(traj.q[:, 0])}
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=40, progress=False)
+
+
+def test_results_do_not_depend_on_chunk_size_and_match_single_runs(reference):
+    other = mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, progress=False)
+    for k in reference.statistics:
+        np.testing.assert_array_equal(other.statistics[k], reference.statistics[k])
+    for n in DISTS:
+        np.testing.assert_array_equal(other.draws[n], reference.draws[n])
+    # sample 7 alone (indices=) has the same draws and result
+    seven = mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=1, indices=[7], progress=False)
+    np.testing.assert_array_equal(seven.draws["q0.arm"][0], reference.draws["q0.arm"][7])
+    # and the statistic is the simulation of those draws
+    s = ds.set_params(pendulum_system(), {n: jnp.asarray(reference.draws[n][7]) for n in DISTS})
+    np.testing.assert_allclose(reference.statistics["qmax"][7], float(jnp.max(ds.simulate(s).q[:, 0])), rtol=1e-12)
+    assert reference.status_counts == {"success": 40}
+    # the draws follow their distributions (40 samples: loose, but a wrong law fails)
+    assert abs(reference.draws["q0.arm"].mean() - 1.0) < 4 * 0.1 / np.sqrt(40)
+    assert 0.5 <= reference.draws["body.arm.mass"].min() and reference.draws["body.arm.mass"].max() <= 1.5
+
+
+def test_failed_samples_are_kept_with_their_status(reference):
+    """A too-small step budget fails some samples: each keeps its status, none is dropped."""
+    s = pendulum_system(max_steps=6)
+    res = mc.run(s, DISTS, 40, qmax, chunk_size=40, progress=False)
+    assert res.n_samples == 40 and res.failed.size > 0
+    assert set(res.status_counts) <= {"success", "max_steps_reached"}
+    np.testing.assert_array_equal(res.failed, np.flatnonzero(res.status != 0))
+
+
+def test_save_writes_the_contract(reference, tmp_path):
+    reference.save(tmp_path)
+    z = np.load(tmp_path / "samples.npz")
+    assert {"q0.arm", "body.arm.mass", "status", "qmax", "q_final", "v_final"} <= set(z.files)
+    assert z["q_final"].shape == (40, 1)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert {"n_samples", "status_counts", "samples_per_s", "wall_time_s", "statistics"} <= set(summary)
+    assert set(summary["statistics"]["qmax"]) >= {"mean", "std", "quantiles"}
+    assert (tmp_path / "hist_qmax.png").exists() and (tmp_path / "sensitivity.png").exists()
+
+
+def test_bad_input_is_refused_clearly(tmp_path):
+    s = pendulum_system()
+    with pytest.raises(mc.MonteCarloError, match="did you mean"):
+        mc.run(s, {"q0.armm": mc.Normal(1.0, 0.1)}, 4, progress=False)
+    with pytest.raises(mc.DistributionError, match="sigma must be > 0"):
+        mc.Normal(1.0, 0.0)
+    with pytest.raises(mc.DistributionError, match="lo < hi"):
+        mc.Uniform(2.0, 1.0)
+    with pytest.raises(mc.DistributionError, match="cannot read"):
+        mc.parse("gauss(1,2)")
+    assert mc.parse("lognormal(0, 0.5)") == mc.LogNormal(0.0, 0.5)
+    with pytest.raises(mc.MonteCarloError, match="dict of arrays.*not a valid JAX type"):
+        mc.run(s, DISTS, 4, lambda tr: {"bad": "text"}, progress=False)
+    with pytest.raises(mc.MonteCarloError, match="dict"):
+        mc.run(s, DISTS, 4, lambda tr: tr.q[-1], progress=False)
+    mc.run(s, DISTS, 4, chunk_size=4, out=tmp_path / "a", progress=False)
+    with pytest.raises(mc.MonteCarloError, match="different study"):
+        mc.run(s, {"q0.arm": mc.Normal(1.0, 0.2)}, 4, chunk_size=4, out=tmp_path / "a", progress=False)
+
+
+SCRIPT = textwrap.dedent("""
+    import sys, time, jax, jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    sys.path.insert(0, {tests!r})
+    from montecarlo.test_run import DISTS, pendulum_system, qmax
+    from diffsim import montecarlo as mc
+
+    import diffsim.montecarlo.study as r
+    orig = r._write_chunk
+    def write(*a):  # slow the study down so that the kill lands between chunks
+        orig(*a); time.sleep(1.0)
+    r._write_chunk = write
+    mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, out={out!r}, progress=False)
+""")
+
+
+@pytest.mark.slow
+def test_a_killed_run_resumes_bit_identically(reference, tmp_path):
+    out = tmp_path / "study"
+    code = SCRIPT.format(tests=os.path.dirname(os.path.dirname(__file__)), out=str(out))
+    p = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    deadline = time.time() + 240
+
+    def n_done():
+        return len(list((out / "chunks").glob("chunk_*.npz"))) if (out / "chunks").exists() else 0
+    while time.time() < deadline and n_done() < 2:
+        time.sleep(0.2)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    done = n_done()
+    assert 2 <= done < 5, done
+    res = mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, out=out, progress=False)
+    assert res.chunks_resumed == done and res.chunks_run == 5 - done
+    for k in reference.statistics:
+        np.testing.assert_array_equal(res.statistics[k], reference.statistics[k])
+
+
+SHARDED = textwrap.dedent("""
+    import os, sys
+    os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+    import jax, numpy as np
+    jax.config.update("jax_enable_x64", True)
+    sys.path.insert(0, {tests!r})
+    from montecarlo.test_run import DISTS, pendulum_system, qmax
+    from diffsim import montecarlo as mc
+    assert len(jax.local_devices()) == 2
+    two = mc.run(pendulum_system(), DISTS, 20, qmax, chunk_size=8, progress=False)
+    one = mc.run(pendulum_system(), DISTS, 20, qmax, chunk_size=8, devices=jax.local_devices()[:1], progress=False)
+    assert two.n_devices == 2 and one.n_devices == 1
+    for k in one.statistics:
+        np.testing.assert_array_equal(two.statistics[k], one.statistics[k])
+    print("OK")
+""")
+
+
+@pytest.mark.slow
+def test_sharding_over_two_devices_gives_the_same_results():
+    """Two CPU devices (XLA's host-platform device count): each chunk is split over a Mesh along
+    the batch axis; the samples' results are those of one device, bit for bit."""
+    code = SHARDED.format(tests=os.path.dirname(os.path.dirname(__file__)))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-3000:]
