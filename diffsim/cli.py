@@ -99,8 +99,13 @@ def _parser() -> argparse.ArgumentParser:
     mc.add_argument("--seed", type=int, default=0, help="random seed (sample i uses fold_in(PRNGKey(seed), i))")
     mc.add_argument("--resume", action="store_true", help="continue the study already in --out")
     mc.add_argument("--no-progress", action="store_true", help="no progress bar")
-    mc.add_argument("--out", required=True, help="output directory")
+    mc.add_argument("--out", required=True, help="output directory (shared by all processes of a multi-host run)")
     mc.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
+    mc.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                    help="multi-host: jax.distributed coordinator (process 0's address); run the same command on "
+                         "every host with its --process-id")
+    mc.add_argument("--num-processes", type=int, default=None, help="multi-host: number of processes")
+    mc.add_argument("--process-id", type=int, default=None, help="multi-host: this process's index")
     sub.add_parser("list", help="list the scenarios")
     return p
 
@@ -116,6 +121,11 @@ def _system_scenario(name):
 
 
 def _montecarlo(args) -> int:
+    if args.coordinator:
+        # CPU processes need gloo collectives for the end-of-study barrier (ignored by GPUs)
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=args.num_processes,
+                                   process_id=args.process_id)
     try:
         scenario = _system_scenario(args.scenario)
         aliases = scenario.aliases or {}
@@ -135,7 +145,8 @@ def _montecarlo(args) -> int:
     except (ValueError, KeyError, ParamError, MonteCarloError, DistributionError) as e:
         print(f"diffsim: {e}", file=sys.stderr)
         return 2
-    res.save(args.out)
+    if jax.process_index() == 0:
+        res.save(args.out)
     print(json.dumps(jsonable({"n_samples": res.n_samples, "status_counts": res.status_counts,
                                "samples_per_s": res.samples_per_s, "wall_time_s": res.wall_time_s,
                                "chunks_run": res.chunks_run, "chunks_resumed": res.chunks_resumed}), indent=2))

@@ -7,6 +7,13 @@ samples is one compiled ``vmap`` of ``draw → set_params → simulate → stati
 the local devices along the batch axis (``jax.sharding.Mesh``/``NamedSharding``); only the
 per-sample statistics (and the status) travel back to the host.
 
+Several processes (hosts), after ``jax.distributed.initialize``: process ``p`` of ``P`` runs the
+chunks ``k ≡ p (mod P)`` on its own devices into the shared ``out`` directory; after a barrier
+(``multihost_utils.sync_global_devices``) every process reads all chunks back, so each returns the
+whole study (process 0 writes ``samples.npz``/``summary.json``). On CPU the barrier needs the gloo
+collectives (``jax.config.update("jax_cpu_collectives_implementation", "gloo")`` before
+initialising).
+
 With ``out=DIR`` every finished chunk is written (``chunks/chunk_<k>.npz``, by write-then-rename)
 after ``manifest.json`` (the study's identity: names, distributions, sample count, key, chunk size,
 statistics, code versions); a rerun of the same study skips the chunks on disk, and a different
@@ -25,6 +32,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from tqdm.auto import tqdm
 
@@ -258,6 +266,10 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     chunks = [all_idx[k:k + chunk_size] for k in range(0, all_idx.size, chunk_size)]
 
     out = None if out is None else Path(out)
+    n_proc, proc = jax.process_count(), jax.process_index()
+    if n_proc > 1 and out is None:
+        raise MonteCarloError(f"{n_proc} processes share a study through its output directory: give out= "
+                              "(a directory all processes can read and write)")
     if out is not None and indices is not None:
         raise MonteCarloError("indices (a rerun of chosen samples) runs in memory: leave out= unset")
     if out is not None:
@@ -266,9 +278,12 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
 
     results, n_run, n_resumed = [], 0, 0
     t_start = time.perf_counter()
-    bar = tqdm(total=all_idx.size, unit="sample", disable=not progress, desc="montecarlo")
+    mine = sum(c.size for k, c in enumerate(chunks) if k % n_proc == proc)
+    bar = tqdm(total=mine, unit="sample", disable=not progress, desc="montecarlo")
     for k, idx in enumerate(chunks):
         path = None if out is None else out / "chunks" / f"chunk_{k:06d}.npz"
+        if k % n_proc != proc:  # another process's chunk: read back after the barrier
+            continue
         if path is not None and path.exists():
             results.append(_read_chunk(path))
             n_resumed += 1
@@ -286,12 +301,15 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
         el = time.perf_counter() - t_start
         bar.set_postfix(samples_per_s=f"{bar.n / el:.3g}" if el > 0 else "-")
     bar.close()
+    if n_proc > 1:
+        multihost_utils.sync_global_devices("diffsim.montecarlo: all chunks written")
+        results = [_read_chunk(out / "chunks" / f"chunk_{k:06d}.npz") for k in range(len(chunks))]
     wall = time.perf_counter() - t_start
     draws = {n: np.concatenate([r[0][n] for r in results]) for n in names}
     stats = {s: np.concatenate([r[1][s] for r in results]) for s in results[0][1]}
     status = np.concatenate([r[2] for r in results]).astype(np.int32)
     res = MonteCarloResult(draws, stats, status, wall, chunk_size, n_dev, n_run, n_resumed, per)
-    if out is not None and indices is None:
+    if out is not None and indices is None and proc == 0:
         res.save(out, plots=False)
     return res
 

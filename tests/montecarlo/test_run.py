@@ -156,3 +156,38 @@ def test_sharding_over_two_devices_gives_the_same_results():
     code = SHARDED.format(tests=os.path.dirname(os.path.dirname(__file__)))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-3000:]
+
+
+TWO_PROCESSES = textwrap.dedent("""
+    import sys
+    import jax, numpy as np
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address="127.0.0.1:{port}", num_processes=2, process_id=int(sys.argv[1]))
+    sys.path.insert(0, {tests!r})
+    from montecarlo.test_run import DISTS, pendulum_system, qmax
+    from diffsim import montecarlo as mc
+    res = mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, out={out!r}, progress=False)
+    assert res.chunks_run == (3 if jax.process_index() == 0 else 2), res.chunks_run  # chunks 0,2,4 / 1,3
+    np.save({out!r} + f"/qmax_{{jax.process_index()}}.npy", res.statistics["qmax"])
+""")
+
+
+@pytest.mark.slow
+def test_two_processes_share_a_study_through_jax_distributed(reference, tmp_path):
+    """Two processes on this machine (jax.distributed, CPU, gloo barrier) split the chunks of one
+    study; each returns the whole study, equal bit for bit to a single-process run."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "shared"
+    code = TWO_PROCESSES.format(port=port, tests=os.path.dirname(os.path.dirname(__file__)), out=str(out))
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for i in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-3000:]
+    for i in range(2):
+        np.testing.assert_array_equal(np.load(out / f"qmax_{i}.npy"), reference.statistics["qmax"])
+    assert (out / "samples.npz").exists()
