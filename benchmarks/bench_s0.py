@@ -90,7 +90,7 @@ from diffsim.dynamics import configuration as _cfg  # noqa: E402
 from diffsim.scenarios import seed000  # noqa: E402
 
 sys.path.insert(0, str(HERE))  # the shared benchmark helpers (benchmarks/harness.py)
-from harness import CompileEvents, loadavg, machine_info  # noqa: E402
+from harness import CompileEvents, loadavg, machine_info, mj_set, mj_state, s0_mujoco_models, s0_mujoco_xml  # noqa: E402
 
 # ``ds.integrate`` is shadowed by the ``diffsim.integrate`` subpackage in ``diffsim/__init__``,
 # so the configuration-manifold functions are taken from their module.
@@ -262,40 +262,11 @@ def random_states(m, n, seed=0, vscale=0.5):
 
 
 def mj_xml_with_follower_actuators() -> str:
-    """The S0 MJCF plus two site actuators whose ``gear`` is the follower force in the site
-    frame (MuJoCo applies a site transmission's force in the site frame at the site)."""
-    xml = Path(XML).read_text()
-    acts = "".join(
-        f'<general name="F_{site}" site="{site}" gear="{F[0]} {F[1]} {F[2]} 0 0 0"/>' for site, _, F in FOLLOWER
-    )
-    return xml.replace("</mujoco>", f"<actuator>{acts}</actuator></mujoco>")
+    return s0_mujoco_xml(XML, FOLLOWER)
 
 
 def mj_models():
-    import mujoco
-
-    xml = mj_xml_with_follower_actuators()
-    out = {}
-    for name, integ in (("rk4", mujoco.mjtIntegrator.mjINT_RK4), ("euler", mujoco.mjtIntegrator.mjINT_EULER)):
-        mm = mujoco.MjModel.from_xml_string(xml)
-        mm.opt.timestep = DT
-        mm.opt.integrator = integ
-        out[name] = mm
-    return out
-
-
-def mj_set(mujoco, mm, d, q, v_mj):
-    d.qpos[:] = q
-    d.qvel[:] = v_mj
-    d.ctrl[:] = 1.0
-    d.time = 0.0
-
-
-def mj_state(mujoco, mm, d):
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    s = np.empty(mujoco.mj_stateSize(mm, spec))
-    mujoco.mj_getState(mm, d, s, spec)
-    return s
+    return s0_mujoco_models(XML, FOLLOWER, DT)
 
 
 def pin_q(q):

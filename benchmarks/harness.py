@@ -171,3 +171,48 @@ def machine_info(modules=(), optional_modules=(), distributions=()):
     return {"cpu": cpu, "nproc": os.cpu_count(), "platform": platform.platform(), "versions": vers,
             "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
             "git": rev + ("+dirty(diffsim)" if dirty else ""), "jax_devices": [str(d) for d in jax.devices()]}
+
+
+# --------------------------------------------------------------------------------------
+# the S0 robot in MuJoCo (bench_s0.py, bench_montecarlo.py)
+# --------------------------------------------------------------------------------------
+
+
+def s0_mujoco_xml(xml_path, follower) -> str:
+    """The S0 MJCF plus two site actuators whose ``gear`` is the follower force in the site
+    frame (MuJoCo applies a site transmission's force in the site frame at the site);
+    ``follower`` = ``((site, joint, F), ...)``."""
+    xml = Path(xml_path).read_text()
+    acts = "".join(f'<general name="F_{site}" site="{site}" gear="{F[0]} {F[1]} {F[2]} 0 0 0"/>'
+                   for site, _, F in follower)
+    return xml.replace("</mujoco>", f"<actuator>{acts}</actuator></mujoco>")
+
+
+def s0_mujoco_models(xml_path, follower, dt) -> dict:
+    """``{"rk4": MjModel, "euler": MjModel}`` of :func:`s0_mujoco_xml` with time step ``dt``."""
+    import mujoco
+
+    xml = s0_mujoco_xml(xml_path, follower)
+    out = {}
+    for name, integ in (("rk4", mujoco.mjtIntegrator.mjINT_RK4), ("euler", mujoco.mjtIntegrator.mjINT_EULER)):
+        mm = mujoco.MjModel.from_xml_string(xml)
+        mm.opt.timestep = dt
+        mm.opt.integrator = integ
+        out[name] = mm
+    return out
+
+
+def mj_set(mujoco, mm, d, q, v_mj):
+    """Set a MuJoCo state (controls 1: the follower actuators at full force, time 0)."""
+    d.qpos[:] = q
+    d.qvel[:] = v_mj
+    d.ctrl[:] = 1.0
+    d.time = 0.0
+
+
+def mj_state(mujoco, mm, d):
+    """The full physics state vector of ``d`` (``mujoco.rollout``'s initial-state format)."""
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    s = np.empty(mujoco.mj_stateSize(mm, spec))
+    mujoco.mj_getState(mm, d, s, spec)
+    return s

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -56,25 +57,31 @@ def final_state(traj) -> dict:
     return {"q_final": traj.q[-1], "v_final": traj.v[-1]}
 
 
-@dataclasses.dataclass
-class _Study:
+def _no_statistics(traj) -> dict:
+    return {}
+
+
+class _Study(eqx.Module):
+    """One study: the nominal system, the distributions and the key are pytree leaves (a rerun with
+    the same structure reuses the compiled chunk); names, shapes and the statistics are static."""
+
     system: System
-    names: list
     dists: dict
-    shapes: dict
-    statistics: Callable
     key: jax.Array
+    names: tuple = eqx.field(static=True)
+    shapes: tuple = eqx.field(static=True)
+    statistics: Callable = eqx.field(static=True)
 
     def draws(self, i):
         ki = jax.random.fold_in(self.key, i)
+        dtype = self.system.model.dtype
         out = {}
-        for j, n in enumerate(self.names):
+        for j, (n, shape) in enumerate(zip(self.names, self.shapes)):
             d = self.dists[n]
-            dtype = self.system.model.dtype
             if isinstance(d, Samples):
-                out[n] = jnp.asarray(d.values, dtype)[i].reshape(self.shapes[n])
+                out[n] = jnp.asarray(d.values, dtype)[i].reshape(shape)
             else:
-                out[n] = jnp.broadcast_to(d.sample(jax.random.fold_in(ki, j), self.shapes[n], dtype), self.shapes[n])
+                out[n] = jnp.broadcast_to(d.sample(jax.random.fold_in(ki, j), shape, dtype), shape)
         return out
 
     def one(self, i):
@@ -82,6 +89,12 @@ class _Study:
         traj = simulate(set_params(self.system, draws))
         stats = {**final_state(traj), **self.statistics(traj)}
         return draws, stats, traj.status
+
+
+@eqx.filter_jit
+def _run_chunk(study: _Study, idx):
+    """Every sample of a chunk: one compiled ``vmap`` (sharded like ``idx``)."""
+    return jax.vmap(study.one)(idx)
 
 
 def _resolve(system, distributions, n_samples):
@@ -120,19 +133,18 @@ def _check_statistics(study):
     return shapes
 
 
-def _chunk_fn(study, mesh):
-    batched = jax.vmap(study.one)
-    if mesh is None:
-        return jax.jit(batched)
-    spec = NamedSharding(mesh, PartitionSpec("batch"))
-    return jax.jit(batched, in_shardings=spec, out_shardings=spec)
+def _indices(idx, mesh):
+    """The chunk's sample indices, split over the devices along the batch axis (the computation
+    follows them: XLA partitions the ``vmap`` accordingly)."""
+    idx = jnp.asarray(idx)
+    return idx if mesh is None else jax.device_put(idx, NamedSharding(mesh, PartitionSpec("batch")))
 
 
-def _choose_chunk(fn, n_samples, n_dev, budget):
+def _choose_chunk(study, mesh, n_samples, n_dev, budget):
     """Chunk size from the compiled memory of a probe chunk (temporaries + outputs per sample)."""
     probe = min(PROBE, n_samples)
     probe = max(n_dev, probe - probe % n_dev)
-    ma = fn.lower(jnp.arange(probe)).compile().memory_analysis()
+    ma = _run_chunk.lower(study, _indices(np.arange(probe), mesh)).compile().memory_analysis()
     per = None
     if ma is not None:
         per = (ma.temp_size_in_bytes + ma.output_size_in_bytes + ma.argument_size_in_bytes) / probe
@@ -248,15 +260,15 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     names, shapes = _resolve(system, distributions, n_samples)
     # a failed sample keeps its status (no exception for the whole chunk)
     system = system.replace(options=dataclasses.replace(system.options, throw=False))
-    study = _Study(system, names, dict(distributions), shapes, statistics or (lambda traj: {}), key)
+    study = _Study(system, {n: distributions[n] for n in names}, key, tuple(names), tuple(shapes[n] for n in names),
+                   statistics or _no_statistics)
     _check_statistics(study)
     devices = list(jax.local_devices() if devices is None else devices)
     n_dev = len(devices)
     mesh = Mesh(np.array(devices), ("batch",)) if n_dev > 1 else None
-    fn = _chunk_fn(study, mesh)
     per = None
     if chunk_size is None:
-        chunk_size, per = _choose_chunk(fn, n_samples, n_dev, memory_budget)
+        chunk_size, per = _choose_chunk(study, mesh, n_samples, n_dev, memory_budget)
     chunk_size = int(chunk_size)
     if chunk_size < 1 or chunk_size % n_dev:
         raise MonteCarloError(f"chunk_size must be a positive multiple of the device count {n_dev}, got {chunk_size}")
@@ -289,7 +301,7 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
             n_resumed += 1
         else:
             padded = np.concatenate([idx, np.full(chunk_size - idx.size, idx[-1])]) if idx.size < chunk_size else idx
-            draws, stats, status = jax.device_get(fn(jnp.asarray(padded)))
+            draws, stats, status = jax.device_get(_run_chunk(study, _indices(padded, mesh)))
             n = idx.size
             res = ({k2: np.asarray(v)[:n] for k2, v in draws.items()},
                    {k2: np.asarray(v)[:n] for k2, v in stats.items()}, np.asarray(status)[:n], idx)
