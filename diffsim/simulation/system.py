@@ -43,7 +43,7 @@ from ..model.params import ParamRef, conform, lookup, model_param_refs, nested_r
 from .lcp import AbstractLCPStepper, AccelerationLCP
 from .newmark import AbstractNewmarkFamily
 from .prescribed import Prescribed
-from .solvers import make_solver
+from .solvers import FIXED, make_solver
 
 
 class Options(eqx.Module):
@@ -84,8 +84,8 @@ def default_controller(solver, contact, rtol, atol, dtmax, t0, t1):
     a constant step for fixed-step solvers; none for complementarity time stepping."""
     if isinstance(solver, AbstractLCPStepper):
         return None
-    if not isinstance(solver, diffrax.AbstractAdaptiveSolver):
-        return diffrax.ConstantStepSize()
+    if not isinstance(solver, diffrax.AbstractAdaptiveSolver) or isinstance(solver, tuple(FIXED.values())):
+        return diffrax.ConstantStepSize()  # RK4 is a diffrax ERK with a zero error estimate: never adaptive
     if isinstance(contact, Contact):
         if dtmax is None and is_concrete(t0, t1):
             dtmax = (float(t1) - float(t0)) / 100.0

@@ -142,6 +142,13 @@ def test_max_steps_status_and_input_errors():
         ds.point_force(m, "l9", jnp.ones(3))
 
 
+def test_rk4_takes_fixed_steps_of_dt0():
+    """RK4 is a diffrax ERK whose error estimate is zero: under a PID controller its steps grew
+    10x per step (3 steps for 100 of dt0); the default controller must keep dt0."""
+    tr = ds.simulate(arm(), jnp.array([0.3, -0.4, 0.5]), jnp.zeros(3), 0.1, solver="rk4", dt0=0.01, saveat=2)
+    assert int(tr.num_steps) == 10
+
+
 @pytest.mark.slow
 def test_rk4_converges_at_fourth_order_and_kvaerno5_agrees():
     m = arm()
