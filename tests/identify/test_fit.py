@@ -167,6 +167,7 @@ def swing_estimator(swing):
     return idf.make_estimator(start, names, exp, rtol=1e-14, atol=1e-14, max_steps=200)
 
 
+@pytest.mark.slow
 def test_fitted_values_differentiate_through_the_data(swing_estimator):
     """dθ̂/dȳ by the implicit function theorem on Jᵀr = 0 equals central differences of refits
     (the LM tolerances are tight, so a refit is accurate to far below the step's effect)."""
@@ -181,6 +182,7 @@ def test_fitted_values_differentiate_through_the_data(swing_estimator):
     assert np.all(np.abs(tangent) > 0)
 
 
+@pytest.mark.slow
 def test_batched_fits_multistart_and_fd_jacobian_reach_the_same_optimum(swing, swing_estimator):
     """vmap over data sets = one fit per data set; multi-start and finite-difference Jacobians
     (the mujoco.sysid approach) reach the forward-mode optimum; a stated σ far below the real
