@@ -51,3 +51,59 @@ def test_rollout_gradient_and_vmap():
         np.testing.assert_allclose(g[k], (f(u + e) - f(u - e)) / (2 * h), rtol=1e-6, atol=1e-9)
     us = jnp.stack([u, 2 * u, -u])
     np.testing.assert_allclose(jax.jit(jax.vmap(loss))(us), [f(x) for x in us], rtol=1e-12)
+
+
+def _pendulum():
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("l1", joint="revolute", axis=[0, 1, 0], mass=1.0, com=[0.3, 0, 0], inertia=[0.01, 0.03, 0.03])
+    b.add_body("l2", parent="l1", joint="revolute", axis=[0, 1, 0], pos=[0.6, 0, 0], mass=0.8,
+               com=[0.25, 0, 0], inertia=[0.01, 0.02, 0.02])
+    return b.build()
+
+
+def test_rollout_save_every_and_checkpoint_are_bit_identical_rows():
+    m = _pendulum()
+    q0, v0, n = jnp.array([0.2, -0.3]), jnp.array([0.1, 0.0]), 12
+    roll = jax.jit(ds.rollout, static_argnums=(4,), static_argnames=("save_every", "checkpoint"))
+    ref = roll(m, q0, v0, 0.01, n)
+    for se, ck in [(n, False), (3, False), (1, True), (1, 4), (4, 2), (2, 6), (n, 3)]:
+        tr = roll(m, q0, v0, 0.01, n, save_every=se, checkpoint=ck)
+        assert tr.q.shape == (n // se + 1, m.nq)
+        for a, b in ((tr.t, ref.t), (tr.q, ref.q), (tr.v, ref.v)):
+            np.testing.assert_array_equal(a, b[::se])
+
+    def loss(mass, **kw):
+        tr = ds.rollout(ds.set_params(m, {"body.l1.mass": mass}), q0, v0, 0.01, n, **kw)
+        return jnp.sum(tr.q[-1] ** 2) + jnp.sum(tr.v[-1] ** 2)
+
+    g = jax.grad(loss)(1.0)
+    for kw in ({"checkpoint": True}, {"checkpoint": 4, "save_every": n}):
+        np.testing.assert_allclose(jax.grad(lambda x, kw=kw: loss(x, **kw))(1.0), g, rtol=1e-13)
+    for bad in ({"save_every": 5}, {"checkpoint": 5}, {"save_every": 4, "checkpoint": 6}, {"save_every": 0}):
+        with np.testing.assert_raises(ValueError):
+            ds.rollout(m, q0, v0, 0.01, n, **bad)
+
+
+def test_batched_final_state_rollout_holds_no_trajectory():
+    """Issue 15: vmap(rollout) reading only the final state used to keep every step's state in XLA's
+    temporaries (n_steps × the state per sample); now its memory does not grow with n_steps."""
+    m = _pendulum()
+    q0, B = jnp.array([0.2, -0.3]), 32
+    state = (m.nq + m.nv) * 8
+
+    def temp(n, **kw):
+        def one(v):
+            tr = ds.rollout(m, q0, v, 0.01, n, **kw)
+            return tr.q[-1], tr.v[-1], tr.status
+
+        def final(V):
+            return jax.vmap(one)(V)
+
+        ma = jax.jit(final).lower(jnp.zeros((B, m.nv))).compile().memory_analysis()
+        return None if ma is None else ma.temp_size_in_bytes
+
+    for kw in ({}, {"save_every": "n"}):
+        t50, t400 = (temp(n, **{k: n for k in kw}) for n in (50, 400))
+        if t50 is None:  # backend without memory analysis
+            return
+        assert t400 - t50 < 0.1 * 350 * state * B, (kw, t50, t400)
