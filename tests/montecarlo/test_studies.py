@@ -75,3 +75,31 @@ def test_monte_carlo_spread_matches_linearised_propagation():
     # the draws have the asked spread (the inputs of the comparison)
     for n in names:
         assert abs(res.draws[n].std(ddof=1) / SIGMA[n] - 1) < 4 / np.sqrt(2 * N)
+
+
+def test_lcp_friction_study_follows_coulombs_threshold():
+    """S2 (``experiments/montecarlo_s2_friction.py``, fast version): the tip, pressed with
+    F_N = 5 N and pushed with F_x = 2.6 N, sticks at the end of the push window iff
+    μ > F_x/F_N = 0.52; a sticking contact carries |λ_T/λ_N| = F_x/F_N (the study measured 8e-8)."""
+    from diffsim.complementarity.rigid import STICK
+    from diffsim.scenarios import seed002 as s2
+    from diffsim.simulation.lcp import STEPPERS
+
+    m = s2.model()
+    q0, v0 = s2.initial_state(m)
+    dt, t1 = 0.01, 1.9
+    system = ds.System(m, q0, v0, contact=s2.contact_model(m), tau=s2.controls(m, s2.plane_height(m)), t1=t1,
+                       solver=STEPPERS["acceleration"](dt))
+    k = int(round(s2.DATA["t_lift"][2] / dt)) - 1  # the last step before the lift
+
+    def stats(tr):
+        c = tr.contact
+        return {"mode": c.mode[k, 0], "ratio": c.lambda_T[k, 0] / c.lambda_N[k, 0]}
+
+    mu = np.array([0.3, 0.5, 0.515, 0.525, 0.54, 0.6])
+    res = mc.run(system, {"contact.mu": mc.Samples(mu)}, mu.size, stats, chunk_size=mu.size, progress=False)
+    assert res.status_counts == {"success": mu.size}
+    threshold = s2.DATA["push"] / s2.DATA["press"]
+    np.testing.assert_array_equal(res.statistics["mode"] == STICK, mu > threshold)
+    stick = mu > threshold
+    np.testing.assert_allclose(np.abs(res.statistics["ratio"][stick]), threshold, rtol=1e-6)
