@@ -54,6 +54,24 @@ def test_results_do_not_depend_on_chunk_size_and_match_single_runs(reference):
     assert 0.5 <= reference.draws["body.arm.mass"].min() and reference.draws["body.arm.mass"].max() <= 1.5
 
 
+def test_chunk_size_is_chosen_from_the_memory_budget(reference):
+    """chunk_size=None: the chunk is the budget over the compiled bytes per sample (a probe chunk's
+    memory_analysis), and the results are those of any other chunking."""
+    big = mc.run(pendulum_system(), DISTS, 40, qmax, progress=False)
+    assert big.chunk_size == 40 and big.bytes_per_sample > 0  # the whole study fits 1 GiB
+    # a budget of 19.5 samples: 16 (a multiple of the 8 SIMD lanes), 3 chunks, bit-identical
+    mid = mc.run(pendulum_system(), DISTS, 40, qmax, memory_budget=19.5 * big.bytes_per_sample, progress=False)
+    assert mid.chunk_size == 16 and mid.chunks_run == 3
+    for k in reference.statistics:
+        np.testing.assert_array_equal(mid.statistics[k], reference.statistics[k])
+    # below 8 lanes: 5 per chunk; the lanes past the last full SIMD vector are scalar code, so
+    # the results agree to an ulp or so, not bit for bit (module docstring)
+    small = mc.run(pendulum_system(), DISTS, 40, qmax, memory_budget=5.5 * big.bytes_per_sample, progress=False)
+    assert small.chunk_size == 5 and small.chunks_run == 8
+    for k in reference.statistics:
+        np.testing.assert_allclose(small.statistics[k], reference.statistics[k], rtol=4e-15, atol=0)
+
+
 def test_failed_samples_are_kept_with_their_status(reference):
     """A too-small step budget fails some samples: each keeps its status, none is dropped."""
     s = pendulum_system(max_steps=6)
