@@ -173,9 +173,16 @@ def _identity(names, dists, n_samples, key, chunk_size, statistics):
 
 
 def _atomic_write(path: Path, write):
+    """Write through a temporary file and rename: a reader sees the whole file or none; a failed
+    write (disk full, interrupted) leaves no partial file and raises a clear error."""
     tmp = path.with_name(path.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise MonteCarloError(f"could not write {path} ({e.strerror or e}); the finished chunks on disk are intact: "
+                              "free space and rerun with the same arguments to resume") from e
 
 
 @dataclasses.dataclass

@@ -112,6 +112,34 @@ def test_bad_input_is_refused_clearly(tmp_path):
         mc.run(s, {"q0.arm": mc.Normal(1.0, 0.2)}, 4, chunk_size=4, out=tmp_path / "a", progress=False)
 
 
+def test_a_failed_write_leaves_no_partial_file_and_resumes(reference, tmp_path, monkeypatch):
+    """Disk full while chunk 2 is written: a clear error, no partial chunk, the manifest and the
+    finished chunks intact; once there is space, a rerun resumes to the same results."""
+    import errno
+
+    import diffsim.montecarlo.study as study
+
+    real_savez, calls = np.savez, []
+
+    def savez(fh, **arrays):
+        calls.append(1)
+        if len(calls) == 3:
+            fh.write(b"PK partial")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_savez(fh, **arrays)
+
+    monkeypatch.setattr(study.np, "savez", savez)
+    out = tmp_path / "study"
+    with pytest.raises(mc.MonteCarloError, match="No space left on device.*rerun with the same arguments"):
+        mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, out=out, progress=False)
+    assert sorted(f.name for f in (out / "chunks").iterdir()) == ["chunk_000000.npz", "chunk_000001.npz"]
+    json.loads((out / "manifest.json").read_text())
+    monkeypatch.setattr(study.np, "savez", real_savez)
+    res = mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, out=out, progress=False)
+    assert res.chunks_resumed == 2 and res.chunks_run == 3
+    np.testing.assert_array_equal(res.statistics["qmax"], reference.statistics["qmax"])
+
+
 SCRIPT = textwrap.dedent("""
     import sys, time, jax, jax.numpy as jnp
     jax.config.update("jax_enable_x64", True)
