@@ -72,6 +72,24 @@ def test_chunk_size_is_chosen_from_the_memory_budget(reference):
         np.testing.assert_allclose(small.statistics[k], reference.statistics[k], rtol=4e-15, atol=0)
 
 
+def test_order_runs_chunks_sorted_by_cost_and_returns_sample_order(reference, tmp_path):
+    """order=: the chunks hold consecutive samples of the cost order (here the mass), the results
+    come back in sample order, bit-identical (chunks of 8)."""
+    res = mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, out=tmp_path, progress=False,
+                 order=lambda d: d["body.arm.mass"])
+    for k in reference.statistics:
+        np.testing.assert_array_equal(res.statistics[k], reference.statistics[k])
+    np.testing.assert_array_equal(res.draws["body.arm.mass"], reference.draws["body.arm.mass"])
+    mass = reference.draws["body.arm.mass"]
+    ran = np.concatenate([np.load(f)["index"] for f in sorted((tmp_path / "chunks").glob("chunk_*.npz"))])
+    np.testing.assert_array_equal(ran, np.argsort(mass, kind="stable"))
+    with pytest.raises(mc.MonteCarloError, match="different study.*order"):  # another order is another study
+        mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, out=tmp_path, progress=False,
+               order=lambda d: -d["body.arm.mass"])
+    with pytest.raises(mc.MonteCarloError, match="one finite cost per sample"):
+        mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, progress=False, order=lambda d: d["q0.arm"][:3])
+
+
 def test_failed_samples_are_kept_with_their_status(reference):
     """A too-small step budget fails some samples: each keeps its status, none is dropped."""
     s = pendulum_system(max_steps=6)
