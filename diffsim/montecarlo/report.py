@@ -1,5 +1,6 @@
 """Writing a Monte Carlo study: ``samples.npz`` (the CLI's contract), ``summary.json`` and figures
-— a histogram of every statistic (per component, up to six) and each output against each input."""
+— a histogram of every statistic (per component, up to six), each output against each input, and,
+for statistics that are time series, quantile bands over time when asked for (``bands=``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,26 @@ def _columns(name, x):
         yield (name if x.shape[1] == 1 else f"{name}[{k}]"), x[:, k]
 
 
-def save_result(res, out: Path, plots: bool = True) -> list[Path]:
+def _bands(name, t, x, path):
+    """Median, 25–75 % and 5–95 % bands over time of ``x`` [N, T, ...] (components up to six)."""
+    t = np.asarray(t)
+    if x.ndim < 2 or x.shape[1] != t.shape[0]:
+        raise ValueError(f"bands: statistic {name!r} has shape {x.shape[1:]} per sample; its first axis must be "
+                         f"the {t.shape[0]} times given")
+    x = x.reshape(x.shape[0], t.shape[0], -1)
+    n = min(x.shape[2], MAX_COMPONENTS)
+    fig, axes = new_figure(1, n, figsize=(3.6 * n, 3.0), squeeze=False)
+    q = np.quantile(x, [0.05, 0.25, 0.5, 0.75, 0.95], axis=0)
+    for k, ax in enumerate(axes[0]):
+        ax.fill_between(t, q[0, :, k], q[4, :, k], color="C0", alpha=0.2, lw=0, label="5–95 %")
+        ax.fill_between(t, q[1, :, k], q[3, :, k], color="C0", alpha=0.4, lw=0, label="25–75 %")
+        ax.plot(t, q[2, :, k], color="C0", lw=1.2, label="median")
+        ax.set(xlabel="t [s]", ylabel=name if x.shape[2] == 1 else f"{name}[{k}]")
+    axes[0][0].legend(fontsize=8, title=f"{x.shape[0]} samples", title_fontsize=8)
+    return save_figure(fig, path)
+
+
+def save_result(res, out: Path, plots: bool = True, bands=None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     arrays = {"status": res.status, **res.draws, **res.statistics}
     np.savez_compressed(out / "samples.npz", **arrays)
@@ -28,6 +48,11 @@ def save_result(res, out: Path, plots: bool = True) -> list[Path]:
     if not plots:
         return paths
     ok = res.status == 0
+    for name, t in (bands or {}).items():
+        if name not in res.statistics:
+            raise ValueError(f"bands: no statistic {name!r} (have {sorted(res.statistics)})")
+        if ok.any():
+            paths.append(_bands(name, t, res.statistics[name][ok], out / f"bands_{name}.png"))
     for name, x in res.statistics.items():
         cols = list(_columns(name, x[ok]))
         if not cols or not ok.any():

@@ -254,10 +254,12 @@ class MonteCarloResult:
                 "inputs": {n: {"mean": v.mean(axis=0), "std": v.std(axis=0)} for n, v in self.draws.items()},
                 "statistics": stats, "provenance": provenance()}
 
-    def save(self, out_dir, plots: bool = True) -> list:
+    def save(self, out_dir, plots: bool = True, bands=None) -> list:
         """``samples.npz`` (one array per varied name, ``status``, every statistic), ``summary.json``
-        and figures (histograms of the statistics, outputs against inputs); returns the paths."""
-        return save_result(self, Path(out_dir), plots)
+        and figures (histograms of the statistics, outputs against inputs; with
+        ``bands={name: t}``, quantile bands over the times ``t`` of each such time-series statistic,
+        ``bands_<name>.png``); returns the paths."""
+        return save_result(self, Path(out_dir), plots, bands)
 
 
 def run(system: System, distributions: Mapping[str, AbstractDistribution], n_samples: int,

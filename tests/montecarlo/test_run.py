@@ -110,6 +110,23 @@ def test_save_writes_the_contract(reference, tmp_path):
     assert (tmp_path / "hist_qmax.png").exists() and (tmp_path / "sensitivity.png").exists()
 
 
+def test_quantile_bands_over_time(tmp_path):
+    """save(bands={name: t}): the quantiles of a time-series statistic over time, as a figure;
+    the bands are the per-time quantiles of the samples' paths."""
+    s = pendulum_system()
+    res = mc.run(s, DISTS, 16, lambda tr: {"q_path": tr.q[:, 0], "t": tr.t}, chunk_size=16, progress=False)
+    t = res.statistics["t"][0]
+    paths = res.save(tmp_path, bands={"q_path": t})
+    assert tmp_path / "bands_q_path.png" in paths
+    # the path's first value is the drawn release angle, its last the final state
+    np.testing.assert_array_equal(res.statistics["q_path"][:, 0], res.draws["q0.arm"][:, 0])
+    np.testing.assert_array_equal(res.statistics["q_path"][:, -1], res.statistics["q_final"][:, 0])
+    with pytest.raises(ValueError, match="no statistic 'nope'"):
+        res.save(tmp_path, bands={"nope": t})
+    with pytest.raises(ValueError, match="first axis must be the 3 times"):
+        res.save(tmp_path, bands={"q_path": t[:3]})
+
+
 def test_bad_input_is_refused_clearly(tmp_path):
     s = pendulum_system()
     with pytest.raises(mc.MonteCarloError, match="did you mean"):
