@@ -1,5 +1,7 @@
-"""Beam mode shapes (Euler–Bernoulli, Timoshenko) for flexible links. See :mod:`.modes`."""
+"""Beam mode shapes (Euler–Bernoulli, Timoshenko) for flexible links. See :mod:`.modes` and, for
+elastic boundaries with a tip mass, :mod:`.elastic`."""
 
+from .elastic import ElasticModes, elastic_frequencies, elastic_modes
 from .modes import (
     VALID_BCS,
     CallableModes,
@@ -17,11 +19,14 @@ from .modes import (
 __all__ = [
     "VALID_BCS",
     "CallableModes",
+    "ElasticModes",
     "ModeShapes",
     "PolynomialModes",
     "TabulatedModes",
     "TrigHyperbolicModes",
     "check_boundary_conditions",
+    "elastic_frequencies",
+    "elastic_modes",
     "euler_bernoulli_modes",
     "euler_bernoulli_roots",
     "timoshenko_frequencies",

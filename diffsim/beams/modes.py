@@ -441,23 +441,32 @@ def euler_bernoulli_roots(bc: str, n: int) -> np.ndarray:
     return roots
 
 
+def _end_values(eta, al, be, ca, cb, xp=np):
+    """Rows of W, dW/al, Theta/al, dTheta/al², ddW/al², dddW/al³ at ``eta`` in the stable basis
+    [sin(al eta), cos(al eta), e^{be(eta-1)}, e^{-be eta}] (each quantity over its natural scale,
+    so every entry is O(1) for any wavenumber); ``xp``: ``np`` or ``jnp``."""
+    s, c = xp.sin(al * eta), xp.cos(al * eta)
+    ep, em = xp.exp(be * (eta - 1.0)), xp.exp(-be * eta)
+    return {
+        "W": [s, c, ep, em],
+        "dW": [c, -s, be / al * ep, -be / al * em],
+        "Theta": [ca / al * c, -ca / al * s, cb / al * ep, -cb / al * em],
+        "dTheta": [-ca / al * s, -ca / al * c, cb * be / al**2 * ep, cb * be / al**2 * em],
+        "ddW": [-s, -c, (be / al) ** 2 * ep, (be / al) ** 2 * em],
+        "dddW": [-c, s, (be / al) ** 3 * ep, -((be / al) ** 3) * em],
+    }
+
+
 def _rows(end, eta, al, be, ca, cb, theory):
     """BC rows at one end in the stable basis [sin(al eta), cos(al eta), e^{be(eta-1)}, e^{-be eta}]."""
-    s, c = np.sin(al * eta), np.cos(al * eta)
-    ep, em = np.exp(be * (eta - 1.0)), np.exp(-be * eta)
-    W = [s, c, ep, em]
-    dW = [c, -s, be / al * ep, -be / al * em]  # / al
-    Th = [ca / al * c, -ca / al * s, cb / al * ep, -cb / al * em]  # / al
-    dTh = [-ca / al * s, -ca / al * c, cb * be / al**2 * ep, cb * be / al**2 * em]  # / al^2
+    v = _end_values(eta, al, be, ca, cb)
     if end == "c":
-        return [W, Th]
+        return [v["W"], v["Theta"]]
     if end == "s":
-        return [W, dTh]
+        return [v["W"], v["dTheta"]]
     if theory == "eb":
-        ddW = [-s, -c, (be / al) ** 2 * ep, (be / al) ** 2 * em]
-        dddW = [-c, s, (be / al) ** 3 * ep, -((be / al) ** 3) * em]
-        return [ddW, dddW]
-    return [dTh, [x - y for x, y in zip(dW, Th)]]
+        return [v["ddW"], v["dddW"]]
+    return [v["dTheta"], [x - y for x, y in zip(v["dW"], v["Theta"])]]
 
 
 def _bc_matrix_rows(bc, al, be, ca, cb, theory):
@@ -508,28 +517,25 @@ def _null_vector(M):
     return v
 
 
+def _assemble_arrays(C1, C2, P, Q, al, be, ca, cb, xp=np):
+    """Stable-basis coefficients [n] (and wavenumbers, Theta ratios) -> TrigHyperbolicModes;
+    sinh/cosh form for modes with ``be <= 5``, exponential form above (``xp``: np or jnp)."""
+    hyp = be <= _HYPERBOLIC_MAX_BETA
+    # P e^{be(eta-1)} + Q e^{-be eta} = c sinh + d cosh with c + d = 2 P e^{-be}, d - c = 2 Q.
+    d = xp.where(hyp, P * xp.exp(-be) + Q, 0.0)
+    c = xp.where(hyp, P * xp.exp(-be) - Q, 0.0)
+    P, Q = xp.where(hyp, 0.0, P), xp.where(hyp, 0.0, Q)
+    # W = sin -> Theta = ca cos; cos -> -ca sin; sinh -> cb cosh; cosh -> cb sinh;
+    # e^{be eta} -> cb e^{be eta}; e^{-be eta} -> -cb e^{-be eta}.
+    return TrigHyperbolicModes(C1, C2, c, d, al, be, -ca * C2, ca * C1, cb * d, cb * c,
+                               p=P, q=Q, tp=cb * P, tq=-cb * Q)
+
+
 def _assemble(modes):
     """List of (coef[4], al, be, ca, cb) -> TrigHyperbolicModes, sinh/cosh form when be <= 5."""
-    cols = {k: [] for k in ("a", "b", "c", "d", "alpha", "beta", "ta", "tb", "tc", "td", "p", "q", "tp", "tq")}
-    for (C1, C2, P, Q), al, be, ca, cb in modes:
-        if be <= _HYPERBOLIC_MAX_BETA:
-            # P e^{be(eta-1)} + Q e^{-be eta} = c sinh + d cosh with c + d = 2 P e^{-be}, d - c = 2 Q.
-            d = P * np.exp(-be) + Q
-            c = P * np.exp(-be) - Q
-            P = Q = 0.0
-        else:
-            c = d = 0.0
-        vals = dict(a=C1, b=C2, c=c, d=d, alpha=al, beta=be, p=P, q=Q)
-        # W = sin -> Theta = ca cos; cos -> -ca sin; sinh -> cb cosh; cosh -> cb sinh;
-        # e^{be eta} -> cb e^{be eta}; e^{-be eta} -> -cb e^{-be eta}.
-        vals.update(ta=-ca * C2, tb=ca * C1, tc=cb * d, td=cb * c, tp=cb * P, tq=-cb * Q)
-        for k, v in vals.items():
-            cols[k].append(float(v))
-    arr = {k: np.asarray(v, dtype=np.float64) for k, v in cols.items()}
-    return TrigHyperbolicModes(
-        arr["a"], arr["b"], arr["c"], arr["d"], arr["alpha"], arr["beta"],
-        arr["ta"], arr["tb"], arr["tc"], arr["td"], p=arr["p"], q=arr["q"], tp=arr["tp"], tq=arr["tq"],
-    )  # fmt: skip
+    cols = np.array([[float(x) for x in coef] + [float(al), float(be), float(ca), float(cb)]
+                     for coef, al, be, ca, cb in modes], dtype=np.float64)
+    return _assemble_arrays(*cols.T)
 
 
 def _check_normalize(normalize):
@@ -559,19 +565,26 @@ def euler_bernoulli_modes(bc: str, n: int, *, normalize: str = "mass") -> TrigHy
 
 
 def _timoshenko_wavenumbers(omega, E, G, k, A, I, rho, L):
+    """alpha, beta (eta units) and the Theta/W ratios ca, cb at circular frequency ``omega``
+    (material form of :func:`_section_wavenumbers`)."""
+    return _section_wavenumbers(omega, E * I, k * A * G, rho * A, rho * I, L)
+
+
+def _section_wavenumbers(omega, EI, kAG, rhoA, rhoI, L, xp=np):
     """alpha, beta (eta units) and the Theta/W ratios ca, cb at circular frequency ``omega``.
 
     W = sin(alpha eta) -> Theta = ca cos(alpha eta); W = sinh(beta eta) -> Theta = cb cosh(beta eta).
-    From EI s^4 - s^2 w^2 (rho I + EI rho/(kG)) + rho^2 I w^4/(kG) - rho A w^2 = 0, s^2 in {alpha^2, -beta^2}.
+    From EI s^4 - s^2 w^2 (rho I + EI rho A/(kAG)) + rho I rho A w^4/(kAG) - rho A w^2 = 0,
+    s^2 in {alpha^2, -beta^2}. ``kAG = inf`` and ``rhoI = 0`` give Euler–Bernoulli's
+    alpha = beta, ca = alpha, cb = beta.
     """
-    EI = E * I
     w2 = omega**2
-    Bq = w2 * (rho * I + EI * rho / (k * G))
-    Cq = rho**2 * I * w2**2 / (k * G) - rho * A * w2  # < 0 below the cutoff
-    al2 = (Bq + np.sqrt(Bq**2 - 4 * EI * Cq)) / (2 * EI)
+    Bq = w2 * (rhoI + EI * rhoA / kAG)
+    Cq = rhoI * rhoA * w2**2 / kAG - rhoA * w2  # < 0 below the cutoff
+    al2 = (Bq + xp.sqrt(Bq**2 - 4 * EI * Cq)) / (2 * EI)
     be2 = -Cq / (EI * al2)  # stable form of (sqrt(D) - B) / (2 EI)
-    al, be = np.sqrt(al2) * L, np.sqrt(be2) * L
-    r = rho * w2 * L**2 / (k * G)
+    al, be = xp.sqrt(al2) * L, xp.sqrt(be2) * L
+    r = rhoA * w2 * L**2 / kAG
     return al, be, al - r / al, be + r / be
 
 
