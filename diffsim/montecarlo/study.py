@@ -209,6 +209,7 @@ class MonteCarloResult:
     chunks_run: int
     chunks_resumed: int
     bytes_per_sample: float | None = None
+    samples_run: int | None = None  # simulated in this call by this process (not read back from disk)
 
     @property
     def n_samples(self) -> int:
@@ -216,7 +217,9 @@ class MonteCarloResult:
 
     @property
     def samples_per_s(self) -> float:
-        return self.n_samples / self.wall_time_s if self.wall_time_s > 0 else float("inf")
+        """Samples simulated per second of this call (resumed chunks do not count)."""
+        n = self.n_samples if self.samples_run is None else self.samples_run
+        return n / self.wall_time_s if self.wall_time_s > 0 else float("inf")
 
     @property
     def failed(self) -> np.ndarray:
@@ -327,10 +330,13 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
             ident["order"] = _sha1(all_idx)
         _open_dir(out, ident)
 
-    results, n_run, n_resumed = [], 0, 0
+    results, n_run, n_resumed, n_simulated = [], 0, 0, 0
     t_start = time.perf_counter()
     mine = sum(c.size for k, c in enumerate(chunks) if k % n_proc == proc)
-    bar = tqdm(total=mine, unit="sample", disable=not progress, desc="montecarlo")
+    # resumed chunks count as done from the start: the rate and the ETA are those of the run ones
+    on_disk = 0 if out is None else sum(c.size for k, c in enumerate(chunks) if k % n_proc == proc
+                                        and (out / "chunks" / f"chunk_{k:06d}.npz").exists())
+    bar = tqdm(total=mine, initial=on_disk, unit="sample", disable=not progress, desc="montecarlo")
     for k, idx in enumerate(chunks):
         path = None if out is None else out / "chunks" / f"chunk_{k:06d}.npz"
         if k % n_proc != proc:  # another process's chunk: read back after the barrier
@@ -348,9 +354,10 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
                 _write_chunk(path, *res)
             results.append(res)
             n_run += 1
-        bar.update(idx.size)
+            n_simulated += idx.size
+            bar.update(idx.size)
         el = time.perf_counter() - t_start
-        bar.set_postfix(samples_per_s=f"{bar.n / el:.3g}" if el > 0 else "-")
+        bar.set_postfix(samples_per_s=f"{n_simulated / el:.3g}" if el > 0 else "-")
     bar.close()
     if n_proc > 1:
         multihost_utils.sync_global_devices("diffsim.montecarlo: all chunks written")
@@ -363,7 +370,7 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
         back = np.argsort(np.concatenate([r[3] for r in results]), kind="stable")
         draws, stats = ({k: v[back] for k, v in d.items()} for d in (draws, stats))
         status = status[back]
-    res = MonteCarloResult(draws, stats, status, wall, chunk_size, n_dev, n_run, n_resumed, per)
+    res = MonteCarloResult(draws, stats, status, wall, chunk_size, n_dev, n_run, n_resumed, per, n_simulated)
     if out is not None and indices is None and proc == 0:
         res.save(out, plots=False)
     return res
