@@ -7,6 +7,7 @@ downward only: ``spatial`` → ``beams`` → ``model`` → ``dynamics`` → ``fo
 """
 
 from . import _deprecated, beams, complementarity, contact, dynamics, flexible, formulations, identify, io, spatial
+from . import plan
 from .complementarity import LCPError, LCPStatus, RigidContact, lemke, rigid_contact
 from .contact import ContactPoint, Plane, compliant_contact, friction_law, normal_law
 from .dynamics import (

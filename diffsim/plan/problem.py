@@ -1,0 +1,183 @@
+"""The discretised optimal-control problem every planner in :mod:`diffsim.plan` solves.
+
+A :class:`Problem` is Crocoddyl's action-model split written once: a dynamics step
+``x_{k+1} = F(x_k, u_k)`` and a cost, independent of the solver.
+
+* State ``x = (q, v)`` on the configuration manifold (``nq ≠ nv`` with quaternions); deviations
+  live in the tangent space, ``δx = (q ⊖ q̄, v − v̄)`` [2 nv] (:func:`diffsim.difference`,
+  :func:`diffsim.integrate`), so free-floating bases plan like fixed ones.
+* Controls ``u`` [nu]: the driven coordinates only; the generalised force is ``τ = B u`` with
+  ``B`` [nv, nu] the selection of the actuated coordinates (an unactuated free base gets τ = 0).
+* ``F``: one classical RK4 step of length ``dt`` with the torque held over the step (zero-order
+  hold) — :func:`diffsim.simulation.rk4_step`, the step of :func:`diffsim.rollout`, quaternions
+  projected back onto the manifold.
+* Cost ``J = Σ_{k<N} dt · ℓ(q_k, v_k, τ_k) + ℓ_f(q_N, v_N)`` with ``N = horizon``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..dynamics.configuration import difference, integrate, normalize
+from ..dynamics.dispatch import AbstractDynamics, as_dynamics
+from ..loads import Loads
+from ..model.model import Model
+from ..simulation.rollout import rk4_step
+
+
+class Problem(eqx.Module):
+    """A planning problem (module docstring). Build it with :func:`make_problem` (which checks
+    the input); every float is a differentiable leaf, the horizon, the actuated coordinates and
+    the cost callables are static.
+
+    Fields: ``model``; ``q0`` [nq], ``v0`` [nv] the initial state; ``dt`` [s] the step;
+    ``t0`` [s] the initial time; ``lo``, ``hi`` [nu] the torque box (``±inf`` where free);
+    ``forces`` the point forces applied besides ``τ``; ``dynamics`` the dynamics strategy;
+    ``horizon`` (N), ``actuated`` (indices of the driven velocity coordinates), ``running_cost``
+    ``ℓ(q, v, τ)`` and ``terminal_cost`` ``ℓ_f(q, v)``."""
+
+    model: Model
+    q0: jax.Array
+    v0: jax.Array
+    dt: jax.Array
+    t0: jax.Array
+    lo: jax.Array
+    hi: jax.Array
+    forces: tuple
+    dynamics: AbstractDynamics
+    horizon: int = eqx.field(static=True)
+    actuated: tuple = eqx.field(static=True)
+    running_cost: Callable = eqx.field(static=True)
+    terminal_cost: Callable = eqx.field(static=True)
+    bounded: bool = eqx.field(static=True)
+
+    @property
+    def nu(self) -> int:
+        return len(self.actuated)
+
+    @property
+    def nv(self) -> int:
+        return self.model.nv
+
+    def tau(self, u):
+        """``τ = B u`` [..., nv] from the driven torques ``u`` [..., nu]."""
+        out = jnp.zeros(u.shape[:-1] + (self.nv,), u.dtype)
+        return out.at[..., np.asarray(self.actuated, dtype=np.int32)].set(u)
+
+    def step(self, k, q, v, u):
+        """``(q_{k+1}, v_{k+1}) = F(q_k, v_k, u_k)``: one RK4 step with ``τ = B u`` held."""
+        loads = Loads(tau=self.tau(u), forces=self.forces)
+        return rk4_step(self.model, loads, self.t0 + k * self.dt, q, v, self.dt, self.dynamics)
+
+    def rollout(self, us):
+        """States ``q`` [N+1, nq], ``v`` [N+1, nv] under the open-loop controls ``us`` [N, nu]."""
+
+        def body(x, ku):
+            k, u = ku
+            x = self.step(k, *x, u)
+            return x, x
+
+        ks = jnp.arange(self.horizon, dtype=self.dt.dtype)
+        q0 = normalize(self.model, self.q0)
+        _, (qs, vs) = jax.lax.scan(body, (q0, self.v0), (ks, us))
+        return jnp.concatenate([q0[None], qs]), jnp.concatenate([self.v0[None], vs])
+
+    def trajectory_cost(self, qs, vs, us):
+        """``J = Σ_k dt ℓ(q_k, v_k, B u_k) + ℓ_f(q_N, v_N)`` of a trajectory."""
+        run = jax.vmap(self.running_cost)(qs[:-1], vs[:-1], self.tau(us))
+        return self.dt * jnp.sum(run) + self.terminal_cost(qs[-1], vs[-1])
+
+    def objective(self, us):
+        """``J(u)``: the cost of the open-loop controls ``us`` [N, nu] (single shooting)."""
+        return self.trajectory_cost(*self.rollout(us), us)
+
+    def clip(self, u):
+        return jnp.clip(u, self.lo, self.hi) if self.bounded else u
+
+    # -- tangent-space local models (for DDP) -------------------------------------------------
+
+    def retract(self, q, v, dx):
+        """``x ⊕ δx``."""
+        nv = self.nv
+        return integrate(self.model, q, dx[:nv]), v + dx[nv:]
+
+    def deviation(self, q_ref, v_ref, q, v):
+        """``x ⊖ x̄`` [2 nv]."""
+        return jnp.concatenate([difference(self.model, q_ref, q), v - v_ref])
+
+    def step_jacobians(self, qs, vs, us):
+        """``A_k = ∂δx_{k+1}/∂δx_k`` [N, 2nv, 2nv] and ``B_k = ∂δx_{k+1}/∂u_k`` [N, 2nv, nu] of the
+        RK4 step at the trajectory (forward mode, vmapped over the horizon)."""
+        nx = 2 * self.nv
+
+        def local(k, q, v, q1, v1, u):
+            def f(z):
+                qn, vn = self.step(k, *self.retract(q, v, z[:nx]), z[nx:])
+                return self.deviation(q1, v1, qn, vn)
+
+            J = jax.jacfwd(f)(jnp.concatenate([jnp.zeros(nx, u.dtype), u]))
+            return J[:, :nx], J[:, nx:]
+
+        ks = jnp.arange(self.horizon, dtype=self.dt.dtype)
+        return jax.vmap(local)(ks, qs[:-1], vs[:-1], qs[1:], vs[1:], us)
+
+    def cost_derivatives(self, qs, vs, us):
+        """Gradients and Hessians of the stage costs in ``(δx, u)``: running ``(g [N, nz],
+        H [N, nz, nz])`` with ``nz = 2nv + nu`` (weighted by ``dt``) and terminal ``(g_f [2nv],
+        H_f [2nv, 2nv])``."""
+        nx = 2 * self.nv
+
+        def run(q, v, u):
+            def lz(z):
+                qq, vv = self.retract(q, v, z[:nx])
+                return self.dt * self.running_cost(qq, vv, self.tau(z[nx:]))
+
+            z = jnp.concatenate([jnp.zeros(nx, u.dtype), u])
+            return jax.grad(lz)(z), jax.hessian(lz)(z)
+
+        def term(q, v):
+            def lf(dx):
+                return self.terminal_cost(*self.retract(q, v, dx))
+
+            z = jnp.zeros(nx, q.dtype)
+            return jax.grad(lf)(z), jax.hessian(lf)(z)
+
+        g, H = jax.vmap(run)(qs[:-1], vs[:-1], us)
+        gf, Hf = term(qs[-1], vs[-1])
+        return g, H, gf, Hf
+
+
+def actuated_indices(model: Model, actuation) -> tuple:
+    """The driven velocity coordinates: ``None`` (all ``nv``), a boolean mask [nv], integer
+    indices, or joint names (every coordinate of each named joint)."""
+    nv = model.nv
+    if actuation is None:
+        return tuple(range(nv))
+    if isinstance(actuation, str):
+        actuation = [actuation]
+    items = list(np.asarray(actuation).ravel()) if not isinstance(actuation, (list, tuple)) else list(actuation)
+    if items and all(isinstance(a, str) for a in items):
+        t = model.topology
+        idx = []
+        for name in items:
+            if name not in t.joint_names:
+                raise ValueError(f"actuation: no joint named {name!r} (joints: {list(t.joint_names)})")
+            sl = t.v_slice(t.joint_names.index(name))
+            idx.extend(range(sl.start, sl.stop))
+        return tuple(sorted(set(idx)))
+    arr = np.asarray(items)
+    if arr.dtype == bool:
+        if arr.shape != (nv,):
+            raise ValueError(f"actuation mask must have shape ({nv},), got {arr.shape}")
+        return tuple(int(i) for i in np.flatnonzero(arr))
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"actuation must be a boolean mask, integer indices or joint names, got dtype {arr.dtype}")
+    idx = sorted(set(int(i) for i in arr))
+    if idx and (idx[0] < 0 or idx[-1] >= nv):
+        raise ValueError(f"actuation indices must lie in [0, {nv}), got {idx}")
+    return tuple(idx)

@@ -1,0 +1,200 @@
+"""``solve``: the one entry point of the planners (checks the input, builds the
+:class:`~.problem.Problem`, runs the chosen method in one compiled program)."""
+
+from __future__ import annotations
+
+import operator
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._util import is_concrete
+from ..dynamics.dispatch import as_dynamics
+from ..model.model import Model
+from .cem import DEFAULTS as CEM_DEFAULTS
+from .cem import solve_cem
+from .ddp import solve_ddp
+from .problem import Problem, actuated_indices
+from .result import Plan
+from .shooting import solve_shooting
+
+METHODS = ("ddp", "shooting", "cem")
+#: default (max_iter, tol in float64, tol in float32) per method
+DEFAULT_SETTINGS = {"ddp": (100, 1e-10, 1e-5), "shooting": (1000, 1e-8, 1e-4), "cem": (50, 1e-3, 1e-3)}
+
+
+def _limits(lo_hi, model: Model, actuated: tuple, dtype):
+    """``(lo, hi)`` [nu] from scalars, [nu] or [nv] arrays (the actuated entries of the latter)."""
+    try:
+        lo, hi = lo_hi
+    except (TypeError, ValueError):
+        raise ValueError("tau_limits must be a pair (lo, hi)") from None
+    nu, nv = len(actuated), model.nv
+    out = []
+    for name, x in (("lo", lo), ("hi", hi)):
+        x = jnp.asarray(x, dtype)
+        if x.shape == ():
+            x = jnp.full(nu, x)
+        elif x.shape == (nv,) and nu != nv:
+            x = x[np.asarray(actuated)]
+        elif x.shape != (nu,):
+            raise ValueError(f"tau_limits {name} must be a scalar or have shape ({nu},) (the actuated coordinates) "
+                             f"or ({nv},); got {x.shape}")
+        out.append(x)
+    lo, hi = out
+    if is_concrete(lo, hi):
+        if np.any(np.isnan(lo)) or np.any(np.isnan(hi)):
+            raise ValueError("tau_limits contain NaN")
+        if np.any(np.asarray(lo) > np.asarray(hi)):
+            bad = np.flatnonzero(np.asarray(lo) > np.asarray(hi)).tolist()
+            raise ValueError(f"tau_limits: lo > hi at actuated coordinates {bad}")
+    return lo, hi
+
+
+def _scalar_cost(name, fn, *args):
+    if not callable(fn):
+        raise TypeError(f"{name} must be a callable, got {type(fn).__name__}")
+    out = jax.eval_shape(fn, *args)
+    shape = getattr(out, "shape", None)
+    if shape != ():
+        raise ValueError(f"{name} must return a scalar, got {'shape ' + str(shape) if shape is not None else type(out).__name__}")
+
+
+def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_cost, tau_limits=None, actuation=None,
+                 forces=(), dynamics=None, t0=0.0) -> Problem:
+    """A checked :class:`~.problem.Problem` (arguments as in :func:`solve`)."""
+    if not isinstance(model, Model):
+        raise TypeError(f"plan.solve expects a diffsim Model, got {type(model).__name__}")
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)):
+        try:
+            horizon = operator.index(horizon)
+        except TypeError:
+            raise TypeError(f"horizon must be an integer number of steps, got {horizon!r}") from None
+    if int(horizon) < 1:
+        raise ValueError(f"horizon must be >= 1 step, got {horizon}")
+    dtype = model.dtype
+    q0, v0 = jnp.asarray(q0, dtype), jnp.asarray(v0, dtype)
+    if q0.shape != (model.nq,):
+        raise ValueError(f"q0 must have shape ({model.nq},) for this model, got {q0.shape}")
+    if v0.shape != (model.nv,):
+        raise ValueError(f"v0 must have shape ({model.nv},) for this model, got {v0.shape}")
+    dt = jnp.asarray(dt, dtype)
+    if dt.shape != ():
+        raise ValueError(f"dt must be a scalar, got shape {dt.shape}")
+    if is_concrete(dt) and not float(dt) > 0:
+        raise ValueError(f"dt must be positive, got {float(dt)}")
+    if is_concrete(q0, v0) and not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
+        raise ValueError("q0/v0 are not finite")
+    actuated = actuated_indices(model, actuation)
+    if not actuated:
+        raise ValueError("actuation selects no coordinate: nothing to plan")
+    nu = len(actuated)
+    if tau_limits is None:
+        lo, hi = jnp.full(nu, -jnp.inf, dtype), jnp.full(nu, jnp.inf, dtype)
+    else:
+        lo, hi = _limits(tau_limits, model, actuated, dtype)
+    _scalar_cost("running_cost", running_cost, q0, v0, jnp.zeros(model.nv, dtype))
+    _scalar_cost("terminal_cost", terminal_cost, q0, v0)
+    return Problem(model=model, q0=q0, v0=v0, dt=dt, t0=jnp.asarray(t0, dtype), lo=lo, hi=hi, forces=tuple(forces),
+                   dynamics=as_dynamics(dynamics), horizon=int(horizon), actuated=actuated, running_cost=running_cost,
+                   terminal_cost=terminal_cost, bounded=tau_limits is not None)
+
+
+def _initial_controls(problem: Problem, tau_init, dtype):
+    N, nu, nv = problem.horizon, problem.nu, problem.nv
+    if tau_init is None:
+        return problem.clip(jnp.zeros((N, nu), dtype))
+    tau_init = jnp.asarray(tau_init, dtype)
+    if tau_init.shape == (N, nv):
+        return tau_init[:, np.asarray(problem.actuated)]
+    if tau_init.shape == (N, nu):
+        return tau_init
+    raise ValueError(f"tau_init must have shape ({N}, {nv}) (or ({N}, {nu}), the actuated coordinates), "
+                     f"got {tau_init.shape}")
+
+
+@eqx.filter_jit
+def _run(problem: Problem, u0, method: str, max_iter: int, tol, key, options: dict):
+    if method == "ddp":
+        return solve_ddp(problem, u0, max_iter, tol)
+    if method == "shooting":
+        return solve_shooting(problem, u0, max_iter, tol)
+    return solve_cem(problem, u0, max_iter, tol, key, **options)
+
+
+def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost, tau_limits=None,
+          method: str = "ddp", tau_init=None, max_iter: int | None = None, tol: float | None = None,
+          contact=None, actuation=None, forces=(), dynamics=None, t0=0.0, key=None,
+          options: dict | None = None) -> Plan:
+    """Torques that take ``model`` from ``(q0, v0)`` over ``horizon`` steps of ``dt`` at minimum
+
+        J = Σ_{k<N} dt · running_cost(q_k, v_k, τ_k) + terminal_cost(q_N, v_N)
+
+    with ``(q_{k+1}, v_{k+1})`` one classical RK4 step with ``τ_k`` held (the step of
+    :func:`diffsim.rollout`; quaternions on the manifold). Returns a :class:`Plan`.
+
+    Args:
+        model: a :class:`diffsim.Model` (rigid or flexible, fixed or free-floating base).
+        q0, v0: initial configuration [nq] and velocity [nv].
+        horizon: N, the number of steps (static); dt: the step [s].
+        running_cost: ``ℓ(q, v, τ) -> scalar`` (τ [nv]); terminal_cost: ``ℓ_f(q, v) -> scalar``.
+            JAX callables; a new function object compiles a new program (define them once).
+            Helpers: :mod:`diffsim.plan.costs`.
+        tau_limits: ``(lo, hi)``, each a scalar, [nu] or [nv] array: a box on the driven torques.
+        method: ``"ddp"`` (box-constrained iLQR, :mod:`.ddp`), ``"shooting"`` (L-BFGS single
+            shooting, :mod:`.shooting`) or ``"cem"`` (cross-entropy sampling, :mod:`.cem`).
+        tau_init: initial torques [N, nv] (or [N, nu]); default zero (clipped into the box).
+        max_iter, tol: iteration budget and stopping tolerance (per-method defaults in
+            ``DEFAULT_SETTINGS``; the tolerance's meaning is the method's, see :class:`PlanStatus`).
+        contact: not supported yet (``None`` only).
+        actuation: the driven coordinates: ``None`` (all ``nv``), a boolean mask [nv], indices, or
+            joint names; the others get ``τ = 0`` (a free-floating base: name the arm joints).
+        forces: point forces (:func:`diffsim.point_force`, :func:`diffsim.site_force`) applied too.
+        dynamics: a dynamics strategy (default :class:`diffsim.dynamics.Default`).
+        t0: time of the first knot [s].
+        key: a PRNG key (``"cem"``; default ``PRNGKey(0)``).
+        options: ``"cem"`` only: ``population`` (256), ``elite_fraction`` (0.1), ``sigma`` (initial
+            spread; default half the box, or 1), ``smoothing`` (0).
+
+    Works under ``jit``, ``vmap`` (e.g. over ``q0``, targets closed over in the costs, model
+    parameters) and in float32/float64 (the model's dtype). Bad input raises ``ValueError`` /
+    ``TypeError`` here; a non-finite cost at the initial guess raises ``ValueError`` when the
+    inputs are concrete (under a transformation it gives ``status = FAILED``).
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
+    if contact is not None:
+        raise NotImplementedError("planning through contact is not supported yet (contact=None only)")
+    problem = make_problem(model, q0, v0, horizon=horizon, dt=dt, running_cost=running_cost,
+                           terminal_cost=terminal_cost, tau_limits=tau_limits, actuation=actuation, forces=forces,
+                           dynamics=dynamics, t0=t0)
+    dtype = model.dtype
+    d_iter, tol64, tol32 = DEFAULT_SETTINGS[method]
+    max_iter = d_iter if max_iter is None else max_iter
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+    if tol is None:
+        tol = tol64 if jnp.dtype(dtype) == jnp.float64 else tol32
+    if not float(tol) >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    opts = {}
+    if method == "cem":
+        opts = dict(CEM_DEFAULTS)
+        unknown = set(options or {}) - set(opts)
+        if unknown:
+            raise ValueError(f"unknown cem options {sorted(unknown)}; valid: {sorted(opts)}")
+        opts.update(options or {})
+        if int(opts["population"]) < 2 or not 0 < float(opts["elite_fraction"]) <= 1:
+            raise ValueError("cem needs population >= 2 and 0 < elite_fraction <= 1")
+        opts["population"] = int(opts["population"])
+        key = jax.random.PRNGKey(0) if key is None else key
+    elif options:
+        raise ValueError(f"options= are for method 'cem', not {method!r}")
+    u0 = _initial_controls(problem, tau_init, dtype)
+    plan = _run(problem, u0, method, int(max_iter), float(tol), key, opts)
+    if is_concrete(plan.cost_history) and not np.isfinite(np.asarray(plan.cost_history[0])) and method != "cem":
+        raise ValueError("the cost at the initial guess is not finite: check the costs, q0/v0 and tau_init "
+                         "(the rollout may leave the finite numbers)")
+    return plan
