@@ -451,7 +451,10 @@ def elastic_modes(n: int, *, L, EI, rhoA, k_rot_root=np.inf, k_lat_root=np.inf, 
         s_max: scan limit for ``s = sqrt(omega/c0)`` (default ``(n + 1) pi``, which bounds every
             root); ValueError when fewer than ``n`` roots lie below it (or below Timoshenko's cutoff).
         parametric: return an :class:`ElasticModes` (physical parameters as leaves, shapes solved
-            on every use) instead of a :class:`TrigHyperbolicModes` snapshot.
+            on every use) instead of a :class:`TrigHyperbolicModes` snapshot. Use it in a
+            :func:`diffsim.beam` link with finite springs: the link adds the springs' strain
+            energy (:meth:`ElasticModes.boundary_stiffness`) to its stiffness; a snapshot carries
+            the shapes only, not the springs.
 
     Every float argument may be a JAX value: under ``jit``/``grad``/``vmap`` the returned
     coefficients are differentiable functions of them (implicit-function roots). Validation

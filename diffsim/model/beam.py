@@ -231,6 +231,8 @@ def _integrals(spec: Beam, dtype=None) -> FlexBody:
             if kag is not None:
                 shear = (fq["dW"] - fq["Theta"]) / L
                 K = K + kag * L * jnp.einsum("g,gi,gj->ij", w_j, shear, shear)
+            if hasattr(shapes, "boundary_stiffness"):  # elastic supports (beams.elastic): their strain energy
+                K = K + shapes.boundary_stiffness()
             Ivv = spec.I_z if name == "y" else spec.I_y
             D = spec.air_damping * L * jnp.einsum("g,gi,gj->ij", w_j, fq["W"], fq["W"])
             if Ivv is not None:
