@@ -1,0 +1,62 @@
+"""diffsim.plan.solve refuses bad input with one clear error each (issue 16, section 5)."""
+
+import math
+
+import jax.numpy as jnp
+import pytest
+
+import diffsim as ds
+from plan_models import pendulum, swing_running, swing_terminal
+
+M = pendulum()
+Q0, V0 = jnp.array([math.pi / 2]), jnp.zeros(1)
+OK = dict(horizon=3, dt=0.02, running_cost=swing_running, terminal_cost=swing_terminal)
+
+
+def _solve(**changes):
+    args = dict(OK)
+    q0 = changes.pop("q0", Q0)
+    v0 = changes.pop("v0", V0)
+    args.update(changes)
+    return ds.plan.solve(M, q0, v0, **args)
+
+
+@pytest.mark.parametrize("changes, error, match", [
+    (dict(q0=jnp.zeros(2)), ValueError, r"q0 must have shape \(1,\)"),
+    (dict(v0=jnp.zeros((1, 1))), ValueError, r"v0 must have shape \(1,\)"),
+    (dict(q0=jnp.array([jnp.nan])), ValueError, "not finite"),
+    (dict(tau_init=jnp.zeros((4, 1))), ValueError, r"tau_init must have shape \(3, 1\)"),
+    (dict(tau_limits=(jnp.zeros(2), jnp.ones(2))), ValueError, "tau_limits lo must be a scalar or have shape"),
+    (dict(tau_limits=(1.0, -1.0)), ValueError, "lo > hi"),
+    (dict(tau_limits=1.0), ValueError, r"pair \(lo, hi\)"),
+    (dict(running_cost=lambda q, v, tau: tau), ValueError, "running_cost must return a scalar, got shape"),
+    (dict(terminal_cost=lambda q, v: jnp.stack([q[0], v[0]])), ValueError, "terminal_cost must return a scalar"),
+    (dict(running_cost=3.0), TypeError, "running_cost must be a callable"),
+    (dict(horizon=0), ValueError, "horizon must be >= 1"),
+    (dict(horizon=2.5), TypeError, "horizon must be an integer"),
+    (dict(dt=-0.1), ValueError, "dt must be positive"),
+    (dict(method="newton"), ValueError, "unknown method 'newton'"),
+    (dict(contact=object()), NotImplementedError, "contact"),
+    (dict(actuation=[3]), ValueError, r"actuation indices must lie in \[0, 1\)"),
+    (dict(actuation=["elbow"]), ValueError, "no joint named 'elbow'"),
+    (dict(actuation=[False]), ValueError, "selects no coordinate"),
+    (dict(method="cem", options=dict(temperature=1.0)), ValueError, "unknown cem options"),
+    (dict(options=dict(population=8)), ValueError, "options= are for method 'cem'"),
+    (dict(max_iter=-1), ValueError, "max_iter must be a non-negative integer"),
+])
+def test_bad_input_is_refused_with_a_clear_message(changes, error, match):
+    with pytest.raises(error, match=match):
+        _solve(**changes)
+
+
+def test_a_non_finite_cost_at_the_initial_guess_is_refused():
+    with pytest.raises(ValueError, match="cost at the initial guess is not finite"):
+        _solve(terminal_cost=lambda q, v: jnp.log(-jnp.sum(q**2)), max_iter=1)
+
+
+def test_sensitivity_refuses_a_batch_and_bad_solver():
+    p = _solve(max_iter=1)
+    with pytest.raises(ValueError, match="solver must be"):
+        ds.plan.sensitivity(p, ["gravity"], solver="qr")
+    with pytest.raises(TypeError, match="expects a Plan"):
+        ds.plan.sensitivity(p.tau, ["gravity"])
