@@ -4,7 +4,7 @@ behaviors through online trajectory optimization"; Tassa, Mansard & Todorov 2014
 
 Each iteration, at the current trajectory ``(x̄, ū)``:
 
-1. Local models: ``A_k, B_k`` (exact first derivatives of the RK4 step, forward mode, in the
+1. Local models (recomputed only when a step was accepted): ``A_k, B_k`` (exact first derivatives of the RK4 step, forward mode, in the
    tangent space ``δx = x ⊖ x̄``) and the exact gradient / Hessian of the stage costs; the second
    derivatives of the dynamics are dropped (iLQR: Gauss–Newton on the dynamics).
 2. Backward pass (Riccati), from ``V_x = ℓ_f,x``, ``V_xx = ℓ_f,xx``::
@@ -173,10 +173,12 @@ def solve_ddp(problem: Problem, u_init, max_iter: int, tol):
     def cond(s):
         return (s["it"] < max_iter) & ~s["done"]
 
+    def local_models(qs, vs, us):
+        return (*problem.step_jacobians(qs, vs, us), *problem.cost_derivatives(qs, vs, us))
+
     def body(s):
         qs, vs, us, J, mu = s["qs"], s["vs"], s["us"], s["J"], s["mu"]
-        derivs = (*problem.step_jacobians(qs, vs, us), *problem.cost_derivatives(qs, vs, us))
-        k, K, d1, d2, ok = backward_pass(problem, derivs, us, mu, s["k"])
+        k, K, d1, d2, ok = backward_pass(problem, s["derivs"], us, mu, s["k"])
         expected = -(d1 + 0.5 * d2)
         converged = ok & (expected <= tol * jnp.abs(J) + tiny)
         search = ok & ~converged
@@ -203,11 +205,14 @@ def solve_ddp(problem: Problem, u_init, max_iter: int, tol):
         def pick(a, b):
             return jnp.where(accepted, a, b)
 
-        return dict(qs=pick(qn, qs), vs=pick(vn, vs), us=pick(un, us), J=J_new, mu=mu_new, it=it,
+        qs, vs, us = pick(qn, qs), pick(vn, vs), pick(un, us)
+        # the local models change only with the trajectory (a rejected step keeps them)
+        derivs = jax.lax.cond(accepted & (it < max_iter), local_models, lambda *_: s["derivs"], qs, vs, us)
+        return dict(qs=qs, vs=vs, us=us, derivs=derivs, J=J_new, mu=mu_new, it=it,
                     done=converged | failed, status=status.astype(jnp.int32),
                     k=jnp.where(ok, k, s["k"]), history=fill_history(s["history"], it, J_new))
 
-    s0 = dict(qs=qs, vs=vs, us=us, J=J0, mu=jnp.asarray(MU_MIN, dtype), it=jnp.asarray(0), done=~finite0,
+    s0 = dict(qs=qs, vs=vs, us=us, derivs=local_models(qs, vs, us), J=J0, mu=jnp.asarray(MU_MIN, dtype), it=jnp.asarray(0), done=~finite0,
               status=status0, k=jnp.zeros_like(us), history=history)
     s = jax.lax.while_loop(cond, body, s0)
     return make_plan(problem, s["us"], s["qs"], s["vs"], s["J"], s["it"], s["status"], s["history"], "ddp")
