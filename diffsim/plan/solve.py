@@ -193,7 +193,7 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
     elif options:
         raise ValueError(f"options= are for method 'cem', not {method!r}")
     u0 = _initial_controls(problem, tau_init, dtype)
-    plan = _run(problem, u0, method, int(max_iter), float(tol), key, opts)
+    plan = _run(problem, u0, method, int(max_iter), jnp.asarray(tol, dtype), key, opts)  # tol traced: no recompile
     if is_concrete(plan.cost_history) and not np.isfinite(np.asarray(plan.cost_history[0])) and method != "cem":
         raise ValueError("the cost at the initial guess is not finite: check the costs, q0/v0 and tau_init "
                          "(the rollout may leave the finite numbers)")
