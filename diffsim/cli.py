@@ -1,68 +1,117 @@
-"""``diffsim`` command line:
+"""``diffsim`` command line (the parser; JAX-free):
 
-* ``diffsim run <scenario> [--set k=v ...] [--out DIR]``
+* ``diffsim run <scenario> [--set k=v ...] [--out DIR] [--progress] [--float32]``
 * ``diffsim fit <scenario> --data FILE [--data FILE ...] --params NAME[,NAME...] [--set k=v ...]
   [--holdout FILE] [--sigma CH=S ...] --out DIR``
 * ``diffsim montecarlo <scenario> --samples N --vary NAME~normal(MU,SIGMA) [--vary ...]
   [--set k=v ...] [--chunk N] [--resume] --out DIR``
-* ``diffsim list``
+* ``diffsim list [--verbose]``; ``diffsim <command> <scenario> --help`` lists the scenario's options.
+
+Every user error (a bad option value, an unknown name, an unwritable ``--out``, a missing data
+file) is one line on stderr and exit code 2, nothing written; ``--debug`` shows the traceback.
+
+The parser and the help texts come from declarations (:mod:`diffsim.options`,
+:mod:`diffsim.catalog`) that import neither NumPy nor JAX, so ``diffsim --help`` and
+``diffsim list`` answer at once; the commands themselves (:mod:`diffsim.commands`) are imported
+only when one runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
+import traceback
+
+from .catalog import CATALOG, parse_sets
+from .options import Option, OptionError, add_flag, format_table
 
 # Set before JAX initialises its CPU backend (first computation, not import). Measured: XLA CPU
 # compiles ~2x faster without its fusion emitters, and runs no slower.
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
+#: the subcommands that take a scenario, and the job a scenario must declare for each
+SCENARIO_COMMANDS = {"run": "run", "fit": "fit", "montecarlo": "montecarlo"}
 
-import jax  # noqa: E402
-
-from .identify import FitError, fit, load  # noqa: E402
-from .identify.experiment import ExperimentError  # noqa: E402
-from .io.results import jsonable  # noqa: E402
-from .model.params import ParamError  # noqa: E402
-from .montecarlo import DistributionError, MonteCarloError, parse  # noqa: E402
-from .montecarlo import run as run_montecarlo  # noqa: E402
-from .scenarios import SCENARIOS, parse_overrides, run_scenario  # noqa: E402
-from .simulation.system import set_params  # noqa: E402
-
-
-def _scenario_list() -> str:
-    width = max(len(n) for n in SCENARIOS)
-    return "\n".join(f"  {n:<{width}}  {s.description}" for n, s in SCENARIOS.items())
+#: the flags of ``fit`` and ``montecarlo`` that take a value, declared once (parsed and checked)
+FIT_FLAGS = {
+    "--starts": Option(1, "multi-start count", ge=1),
+    "--max-steps": Option(100, "Levenberg–Marquardt iteration limit", ge=1),
+}
+MONTECARLO_FLAGS = {
+    "--samples": Option(1, "number of samples", ge=1),
+    "--chunk": Option(None, "samples per compiled call (default: sized from memory)", type=int, ge=1, nullable=True),
+    "--seed": Option(0, "random seed (sample i uses fold_in(PRNGKey(seed), i))", ge=0),
+    "--num-processes": Option(None, "multi-host: number of processes", type=int, ge=1, nullable=True),
+    "--process-id": Option(None, "multi-host: this process's index", type=int, ge=0, nullable=True),
+}
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="diffsim", description="Differentiable multibody simulation.")
-    sub = p.add_subparsers(dest="command", required=True)
+class UserError(Exception):
+    """A mistake in the command line or its inputs: reported in one line, exit code 2."""
+
+
+def scenario_list(job: str | None = None, verbose: bool = False) -> str:
+    """One line per scenario (those serving ``job``); ``verbose`` adds each one's options."""
+    items = [(n, s) for n, s in CATALOG.items() if job is None or job in s.jobs]
+    width = max(len(n) for n, _ in items)
+    lines = []
+    for n, s in items:
+        lines.append(f"  {n:<{width}}  {s.description}")
+        if verbose:
+            lines.append(format_table(s.options, indent="      "))
+            if s.aliases:
+                lines.append("      parameter shorthands: " + ", ".join(f"{k} = {v}" for k, v in s.aliases.items()))
+            if s.observables:
+                lines.append("      observables: " + "; ".join(f"{k}: {v}" for k, v in s.observables.items()))
+    return "\n".join(lines)
+
+
+def scenario_help(name: str) -> str:
+    """The options of scenario ``name`` (for ``diffsim run <name> --help``)."""
+    s = CATALOG[name]
+    text = f"\nscenario {name}: {s.description}\n\noptions (--set name=value; default [unit]):\n"
+    text += format_table(s.options)
+    text += ("\n\nany named model parameter is also accepted: --set body.<body>.mass=500 "
+             "(the names: diffsim.param_names)")
+    if s.aliases:
+        text += "\nparameter shorthands: " + ", ".join(f"{k} = {v}" for k, v in s.aliases.items())
+    if s.observables:
+        text += "\nobservables (data columns): " + "; ".join(f"{k}: {v}" for k, v in s.observables.items())
+    return text + "\n"
+
+
+def _common(p: argparse.ArgumentParser, sets_help: str):
+    p.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="NAME=VALUE", help=sets_help)
+    p.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
+    p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``diffsim`` argument parser (no JAX)."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(prog="diffsim", description="Differentiable multibody simulation.",
+                                epilog="scenarios:\n" + scenario_list() + "\n\n'diffsim run <scenario> --help' lists "
+                                "a scenario's options.", formatter_class=fmt)
+    sub = p.add_subparsers(dest="command", required=True, metavar="{run,fit,montecarlo,list}")
     run = sub.add_parser(
-        "run",
-        help="run a scenario and write trajectory.npz, summary.json and figures",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="scenarios:\n" + _scenario_list() + "\n\nexample:\n  diffsim run seed000-dual-arm --set t1=5 "
-        "--set body.base.mass=500 --out out/s0",
+        "run", help="run a scenario and write trajectory.npz, summary.json and figures", formatter_class=fmt,
+        epilog="scenarios:\n" + scenario_list("run") + "\n\n'diffsim run <scenario> --help' lists its options."
+        "\n\nexample:\n  diffsim run seed000-dual-arm --set t1=5 --set body.base.mass=500 --out out/s0",
     )
     run.add_argument("scenario", help="scenario name (listed below)")
-    run.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
-                     help="override scenario options or named model parameters: --set a=1 b=2 or --set a=1 --set b=2")
+    _common(run, "scenario options or named model parameters: --set a=1 b=2 or --set a=1 --set b=2")
     run.add_argument("--out", default=None, help="output directory (default: out/<scenario>)")
-    run.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
-    run.add_argument("--progress", action="store_true", help="show a progress bar")
+    run.add_argument("--progress", action="store_true", help="show progress while simulating (every scenario)")
+
     f = sub.add_parser(
-        "fit",
-        help="fit named parameters of a scenario's system to measured data; writes fit.json and figures",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="fittable scenarios:\n" + "\n".join(
-            f"  {n}: observables {sorted(s.observables or {})}, parameter shorthands {s.aliases or {}}"
-            for n, s in SCENARIOS.items() if s.system is not None)
-        + "\n\nexample:\n  diffsim run ball-drop --set noise=2e-5 --out out/drop\n"
-          "  diffsim fit ball-drop --data out/drop/data.csv --params K,c_r --set K=5e5 c_r=0.7 "
-          "--sigma z=2e-5 --out out/fit",
+        "fit", help="fit named parameters of a scenario's system to measured data; writes fit.json and figures",
+        formatter_class=fmt,
+        epilog="fittable scenarios:\n" + scenario_list("fit", verbose=False)
+        + "\n\n'diffsim fit <scenario> --help' lists its options, shorthands and observables."
+        "\n\nexample:\n  diffsim run ball-drop --set noise=2e-5 --out out/drop\n"
+        "  diffsim fit ball-drop --data out/drop/data.csv --params K,c_r --set K=5e5 c_r=0.7 --sigma z=2e-5 "
+        "--out out/fit",
     )
     f.add_argument("scenario", help="a scenario with a system (listed below)")
     f.add_argument("--data", action="append", required=True, metavar="FILE",
@@ -70,166 +119,116 @@ def _parser() -> argparse.ArgumentParser:
                         "several experiments fitted jointly")
     f.add_argument("--params", required=True, metavar="NAME[,NAME...]",
                    help="parameters to fit: System names (contact.K) or the scenario's shorthands (K)")
-    f.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
-                   help="scenario options and starting values (K=5e5 or contact.K=5e5)")
+    _common(f, "scenario options and starting values (K=5e5 or contact.K=5e5)")
     f.add_argument("--holdout", default=None, metavar="FILE", help="validation data: reported as holdout_rms")
     f.add_argument("--sigma", action="extend", nargs="+", default=[], metavar="CHANNEL=SIGMA",
                    help="noise standard deviation per channel (default: estimated from the residuals)")
-    f.add_argument("--starts", type=int, default=1, help="multi-start count (default 1)")
-    f.add_argument("--max-steps", type=int, default=100, help="Levenberg–Marquardt iteration limit")
+    for flag, opt in FIT_FLAGS.items():
+        add_flag(f, flag, opt)
     f.add_argument("--out", required=True, help="output directory")
-    f.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
+
     mc = sub.add_parser(
-        "montecarlo",
-        help="run a Monte Carlo study of a scenario's system; writes samples.npz, summary.json and figures",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="scenarios with a system:\n" + "\n".join(
-            f"  {n}: parameter shorthands {s.aliases or {}}" for n, s in SCENARIOS.items() if s.system is not None)
-        + "\n\ndistributions: normal(MU,SIGMA), lognormal(MU,SIGMA) (of log x), uniform(LO,HI), "
-          "truncnormal(MU,SIGMA,LO,HI)\n\nexample:\n  diffsim montecarlo ball-drop --samples 1000 "
-          "--vary 'c_r~uniform(0.6,0.9)' --vary 'height~normal(0.25,0.01)' --out out/mc",
+        "montecarlo", help="run a Monte Carlo study of a scenario's system; writes samples.npz, summary.json and "
+        "figures", formatter_class=fmt,
+        epilog="scenarios with a system:\n" + scenario_list("montecarlo")
+        + "\n\n'diffsim montecarlo <scenario> --help' lists its options and shorthands."
+        "\n\ndistributions: normal(MU,SIGMA), lognormal(MU,SIGMA) (of log x), uniform(LO,HI), "
+        "truncnormal(MU,SIGMA,LO,HI)\n\nexample:\n  diffsim montecarlo ball-drop --samples 1000 "
+        "--vary 'c_r~uniform(0.6,0.9)' --vary 'height~normal(0.25,0.01)' --out out/mc",
     )
     mc.add_argument("scenario", help="a scenario with a system (listed below)")
-    mc.add_argument("--samples", type=int, required=True, help="number of samples")
+    add_flag(mc, "--samples", MONTECARLO_FLAGS["--samples"], required=True)
     mc.add_argument("--vary", action="append", required=True, metavar="NAME~DIST",
                     help="an uncertain System parameter (or the scenario's shorthand) and its distribution")
-    mc.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="NAME=VALUE",
-                    help="scenario options and nominal parameter values")
-    mc.add_argument("--chunk", type=int, default=None, help="samples per compiled call (default: from memory)")
-    mc.add_argument("--seed", type=int, default=0, help="random seed (sample i uses fold_in(PRNGKey(seed), i))")
+    _common(mc, "scenario options and nominal parameter values")
+    add_flag(mc, "--chunk", MONTECARLO_FLAGS["--chunk"])
+    add_flag(mc, "--seed", MONTECARLO_FLAGS["--seed"])
     mc.add_argument("--resume", action="store_true", help="continue the study already in --out")
     mc.add_argument("--no-progress", action="store_true", help="no progress bar")
     mc.add_argument("--out", required=True, help="output directory (shared by all processes of a multi-host run)")
-    mc.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
     mc.add_argument("--coordinator", default=None, metavar="HOST:PORT",
                     help="multi-host: jax.distributed coordinator (process 0's address); run the same command on "
                          "every host with its --process-id")
-    mc.add_argument("--num-processes", type=int, default=None, help="multi-host: number of processes")
-    mc.add_argument("--process-id", type=int, default=None, help="multi-host: this process's index")
-    sub.add_parser("list", help="list the scenarios")
+    add_flag(mc, "--num-processes", MONTECARLO_FLAGS["--num-processes"])
+    add_flag(mc, "--process-id", MONTECARLO_FLAGS["--process-id"])
+
+    ls = sub.add_parser("list", help="list the scenarios (--verbose: with their options)")
+    ls.add_argument("--verbose", "-v", action="store_true", help="list each scenario's options with defaults and units")
     return p
 
 
-def _system_scenario(name):
-    if name not in SCENARIOS:
-        raise ValueError(f"unknown scenario {name!r}; available:\n{_scenario_list()}")
-    scenario = SCENARIOS[name]
-    if scenario.system is None:
-        raise ValueError(f"scenario {name!r} has no System; available: "
-                         f"{[n for n, s in SCENARIOS.items() if s.system is not None]}")
-    return scenario
+def _scenario_help_request(argv: list[str]) -> str | None:
+    """``diffsim <command> <scenario> ... --help``: the scenario named, else None."""
+    if len(argv) < 2 or argv[0] not in SCENARIO_COMMANDS or not {"-h", "--help"} & set(argv):
+        return None
+    names = [a for a in argv[1:] if a in CATALOG]
+    return names[0] if names else None
 
 
-def _montecarlo(args) -> int:
-    if args.coordinator:
-        # CPU processes need gloo collectives for the end-of-study barrier (ignored by GPUs)
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
-        jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=args.num_processes,
-                                   process_id=args.process_id)
-    try:
-        scenario = _system_scenario(args.scenario)
-        aliases = scenario.aliases or {}
-        options, params = parse_overrides(scenario, args.sets)
-        system = set_params(scenario.system(options), {aliases.get(k, k): v for k, v in params.items()})
-        dists = {}
-        for item in args.vary:
-            name, sep, spec = item.partition("~")
-            if not sep:
-                raise ValueError(f"--vary expects NAME~DIST, e.g. 'K~lognormal(13.8,0.1)', got {item!r}")
-            dists[aliases.get(name.strip(), name.strip())] = parse(spec)
-        manifest = os.path.join(args.out, "manifest.json")
-        if os.path.exists(manifest) and not args.resume:
-            raise ValueError(f"{args.out} already holds a study: pass --resume to continue it, or choose another --out")
-        res = run_montecarlo(system, dists, args.samples, scenario.statistics, key=jax.random.PRNGKey(args.seed),
-                             chunk_size=args.chunk, out=args.out, progress=not args.no_progress)
-    except (ValueError, KeyError, ParamError, MonteCarloError, DistributionError) as e:
-        print(f"diffsim: {e}", file=sys.stderr)
-        return 2
-    if jax.process_index() == 0:
-        res.save(args.out)
-    print(json.dumps(jsonable({"n_samples": res.n_samples, "status_counts": res.status_counts,
-                               "samples_per_s": res.samples_per_s, "wall_time_s": res.wall_time_s,
-                               "chunks_run": res.chunks_run, "chunks_resumed": res.chunks_resumed}), indent=2))
-    print(f"results written to {args.out}/ (samples.npz, summary.json, figures)")
-    return 0
+def check_scenario(name: str, command: str):
+    """The catalog entry of ``name``, if it serves ``command``; :class:`UserError` otherwise."""
+    if name not in CATALOG:
+        raise UserError(f"unknown scenario {name!r}; available: {', '.join(CATALOG)}")
+    info = CATALOG[name]
+    job = SCENARIO_COMMANDS[command]
+    if job not in info.jobs:
+        able = [n for n, s in CATALOG.items() if job in s.jobs]
+        raise UserError(f"scenario {name!r} does not support '{command}' (it has no System); these do: "
+                        f"{', '.join(able)}")
+    return info
 
 
-def _fit(args) -> int:
-    if args.scenario not in SCENARIOS:
-        print(f"diffsim: unknown scenario {args.scenario!r}; available:\n{_scenario_list()}", file=sys.stderr)
-        return 2
-    scenario = SCENARIOS[args.scenario]
-    if scenario.system is None:
-        fittable = [n for n, s in SCENARIOS.items() if s.system is not None]
-        print(f"diffsim: scenario {args.scenario!r} cannot be fitted (no system); fittable: {fittable}", file=sys.stderr)
-        return 2
-    aliases = scenario.aliases or {}
-    try:
-        sigma = {}
-        for item in args.sigma:
-            ch, sep, val = item.partition("=")
-            if not sep:
-                raise ValueError(f"--sigma expects CHANNEL=SIGMA, got {item!r}")
-            sigma[ch.strip()] = float(val)
-        # starting values given by shorthand (K=5e5) are System parameters, not options
-        sets, starts = [], {}
-        for item in args.sets:
-            key, sep, val = item.partition("=")
-            if sep and key.strip() in aliases and key.strip() not in scenario.options:
-                starts[aliases[key.strip()]] = float(val)
-            else:
-                sets.append(item)
-        options, params = parse_overrides(scenario, sets)
-        system = scenario.system(options)
-        params = {aliases.get(k, k): v for k, v in params.items()}
-        system = set_params(system, {**params, **starts})
-        given = [n.strip() for n in args.params.split(",") if n.strip()]
-        names = [aliases.get(n, n) for n in given]
-        exps = [load(path, sigma=sigma or None) for path in args.data]
-        holdout = load(args.holdout, sigma=sigma or None, name="holdout") if args.holdout else None
-        res = fit(system, names, exps, observables=scenario.observables, holdout=holdout, n_starts=args.starts,
-                  max_steps=args.max_steps)
-    except (ValueError, KeyError, ParamError, FitError, ExperimentError) as e:
-        print(f"diffsim: {e}", file=sys.stderr)
-        return 2
-    out = res.to_json()
-    out["params"] = {g: {**out["params"][n], "system_name": n} for g, n in zip(given, names)}
-    out["scenario"], out["data"], out["options"] = scenario.name, [str(d) for d in args.data], options
-    res.save(args.out, document=out)
-    print(res.summary())
-    print(f"results written to {args.out}/ (fit.json and figures)")
-    return 0 if res.converged else 1
+def error_message(e: BaseException) -> str:
+    """One line for the user: the exception's own text (a ``KeyError``'s message without the
+    quotes of its repr)."""
+    if isinstance(e, KeyError) and len(e.args) == 1 and isinstance(e.args[0], str):
+        text = e.args[0]
+    else:
+        text = str(e) or type(e).__name__
+    return " ".join(text.split())
 
 
-def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+def main(argv=None, before_compute=None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit code (0 success,
+    1 the computation finished without success, 2 a user error).
+
+    ``before_compute``: called once before a command imports the numerical stack (the console
+    entry point uses it to finish importing the ``diffsim`` package, see ``diffsim_launcher``)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    name = _scenario_help_request(argv)
+    if name is not None:
+        sub = parser._subparsers._group_actions[0].choices[argv[0]]  # noqa: SLF001 (argparse has no getter)
+        print(sub.format_help() + scenario_help(name))
+        raise SystemExit(0)
+    args = parser.parse_args(argv)
     if args.command == "list":
-        print(_scenario_list())
+        print(scenario_list(verbose=args.verbose))
         return 0
-    if args.command == "fit":
-        jax.config.update("jax_enable_x64", not args.float32)
-        return _fit(args)
-    if args.command == "montecarlo":
-        jax.config.update("jax_enable_x64", not args.float32)
-        return _montecarlo(args)
-    jax.config.update("jax_enable_x64", not args.float32)
-    if args.scenario not in SCENARIOS:
-        print(f"diffsim: unknown scenario {args.scenario!r}; available:\n{_scenario_list()}", file=sys.stderr)
-        return 2
-    scenario = SCENARIOS[args.scenario]
-    sets = list(args.sets) + (["progress=true"] if args.progress and "progress" in scenario.options else [])
-    if args.float32:  # float64 defaults (1e-13) are below float32 round-off; the user's --set still wins
-        sets = [f"{k}=1e-6" for k in ("rtol", "atol") if k in scenario.options] + sets
-    out = args.out or f"out/{args.scenario}"
+    debug = args.debug
     try:
-        summary = run_scenario(scenario, out, sets)
-    except (ValueError, KeyError) as e:
-        print(f"diffsim: {e}", file=sys.stderr)
-        return 2
-    keys = [k for k in summary if k not in ("options", "body_names", "figures")]
-    print(json.dumps(jsonable({k: summary[k] for k in keys}), indent=2, default=str))
-    print(f"results written to {out}/ (trajectory.npz, summary.json, figures: {', '.join(summary.get('figures', []))})")
-    return 0 if summary.get("status", "success") == "success" else 1
+        info = check_scenario(args.scenario, args.command)
+        if args.command == "run":
+            if args.progress and "progress" not in info.options:
+                raise UserError(f"scenario {info.name!r} has no progress display")
+            parse_sets(info, args.sets)  # every value checked before anything is imported or written
+        if before_compute is not None:
+            before_compute()
+        # the commands import JAX: only now, so that --help and list stay instant
+        from .commands import COMMANDS
+
+        return COMMANDS[args.command](args, info)
+    except KeyboardInterrupt:
+        print("diffsim: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 (the one place that turns errors into exit codes)
+        user = isinstance(e, (UserError, ValueError, KeyError, OSError))  # OptionError, ParamError, FitError, ...
+        if debug:
+            traceback.print_exc()
+        kind = "" if user else "internal error: "
+        hint = "" if debug or user else " (rerun with --debug for the traceback, and please report it)"
+        print(f"diffsim: {kind}{error_message(e)}{hint}", file=sys.stderr)
+        return 2 if user else 1
 
 
 if __name__ == "__main__":

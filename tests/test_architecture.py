@@ -22,6 +22,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "diffsim"
 # rank of each top-level package/module of diffsim; imports go to strictly lower ranks
 LAYERS = {
     "_util": 0, "spatial": 0, "viz": 0,  # helpers that import nothing from diffsim (viz: matplotlib only)
+    "options": 0, "models": 0,  # pure Python: option declarations, packaged model files (no NumPy, no JAX)
+    "catalog": 1,  # the scenarios' declarations (options only): read by `diffsim --help` without JAX
     "beams": 1,
     "model": 2,
     "dynamics": 3,
@@ -31,14 +33,18 @@ LAYERS = {
     "simulation": 7,
     "_deprecated": 8, "identify": 8, "plan": 8, "montecarlo": 8, "modes": 8,  # the jobs
     "scenarios": 9,
-    "cli": 10,
-    "__main__": 11,
-    "diffsim": 12,  # the package's __init__: the public API gathers everything
+    "commands": 10,  # the command-line jobs (import JAX)
+    "cli": 11,  # the parser (JAX-free; imports commands only when one runs)
+    "__main__": 12,
+    "diffsim": 13,  # the package's __init__: the public API gathers everything
 }
 
 # (file relative to diffsim/, imported module): optional dependencies imported where used
 LAZY_OK = {
     ("io/mujoco_bridge.py", "mujoco"),  # optional: only from_mjmodel needs MuJoCo
+    # the commands import JAX (seconds); `diffsim --help` and `diffsim list` must answer without it
+    # (issue 19), so the parser imports them only when a command runs
+    ("cli.py", "commands"),
 }
 
 

@@ -1,13 +1,16 @@
 """Ready-to-run scenarios: the papers' systems as models + loads + a run that writes results.
 
-Each scenario is a :class:`Scenario` with named options; ``diffsim run <name> --set k=v`` sets
-an option or any named model parameter (``diffsim.param_names``).
+Each scenario is declared in :mod:`diffsim.catalog` (name, options with types, ranges, units and
+descriptions, the jobs it serves) and implemented by a module here, whose :class:`Scenario`
+attaches the run (and, for ``fit``/``montecarlo``, the System) to the declaration.
+``diffsim run <name> --set k=v`` sets an option or any named model parameter
+(``diffsim.param_names``).
 """
 
 from __future__ import annotations
 
 from .ball_drop import BALL_DROP
-from .base import Scenario, parse_overrides, run_scenario
+from .base import Scenario, check_output_dir, parse_overrides, run_scenario, stages
 from .seed000 import SEED000
 from .seed001 import SEED001
 from .seed002 import SEED002
@@ -17,4 +20,4 @@ from .spinup import SPINUP
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000, SEED001, SEED002, SEED003, SEED004, SPINUP, BALL_DROP)}
 
-__all__ = ["SCENARIOS", "Scenario", "parse_overrides", "run_scenario"]
+__all__ = ["SCENARIOS", "Scenario", "check_output_dir", "parse_overrides", "run_scenario", "stages"]

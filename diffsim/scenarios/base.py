@@ -1,80 +1,91 @@
-"""Scenario plumbing shared by every scenario (option parsing, output writing)."""
+"""Scenario plumbing shared by every scenario (option parsing, output writing, progress)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+from tqdm import tqdm
 
+from ..catalog import ScenarioInfo, parse_sets
 from ..io.results import write_json
+from ..options import defaults
 
 
 @dataclasses.dataclass(frozen=True)
 class Scenario:
-    """A named, documented run. ``run(options, model_overrides, out_dir)`` returns the summary.
+    """A declared scenario (:class:`diffsim.catalog.ScenarioInfo`: name, options, jobs) with its
+    implementation. ``run(options, model_overrides, out_dir)`` returns the summary.
 
     Scenarios that can be fitted to data (``diffsim fit``) also give ``system(options)`` (the
-    :class:`~diffsim.System` the options describe), ``observables`` (channel name → function of a
-    trajectory, the columns of their data files) and ``aliases`` (option name → the System's
-    parameter name for the same quantity, e.g. ``K`` → ``contact.K``). ``statistics`` (a trajectory
-    → dict of arrays, reduced per sample) are what ``diffsim montecarlo`` keeps besides the final
-    state."""
+    :class:`~diffsim.System` the options describe) and ``observables`` (channel name → function of
+    a trajectory, the columns of their data files; declared by name and unit in the catalog).
+    ``statistics`` (a trajectory → dict of arrays, reduced per sample) are what
+    ``diffsim montecarlo`` keeps besides the final state."""
 
-    name: str
-    description: str
-    options: dict[str, Any]  # defaults; their types decide how --set values are parsed
+    info: ScenarioInfo
     run: Callable[[dict[str, Any], dict[str, Any], Path], dict]
     system: Callable[[dict[str, Any]], Any] | None = None
     observables: dict[str, Callable] | None = None
-    aliases: dict[str, str] | None = None
     statistics: Callable | None = None
 
+    @property
+    def name(self) -> str:
+        return self.info.name
 
-def _parse_value(text: str, default=None):
+    @property
+    def description(self) -> str:
+        return self.info.description
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """``{name: default}`` of the declared options."""
+        return defaults(self.info.options)
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        return dict(self.info.aliases)
+
+
+def parse_overrides(scenario: Scenario | ScenarioInfo, items: list[str]) -> tuple[dict, dict]:
+    """Split ``k=v`` items into scenario options (parsed and checked against their declarations)
+    and model parameters (NumPy arrays), :func:`diffsim.catalog.parse_sets`. A bad value or an
+    unknown option name raises :class:`~diffsim.options.OptionError` with a one-line message."""
+    info = scenario.info if isinstance(scenario, Scenario) else scenario
+    options, params = parse_sets(info, items)
+    return options, {k: np.asarray(v, dtype=float) for k, v in params.items()}
+
+
+def check_output_dir(out_dir) -> Path:
+    """Create ``out_dir`` (and parents) and check that a file can be written there; raises
+    :class:`OSError` with a one-line message naming the directory otherwise."""
+    out = Path(out_dir)
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = text
-    if isinstance(default, bool):
-        if isinstance(value, str):
-            value = value.lower() in ("1", "true", "yes", "on")
-        return bool(value)
-    if isinstance(default, float) and isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(default, int) and isinstance(value, (int, float)) and float(value).is_integer():
-        return int(value)
-    return value
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".diffsim-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise OSError(f"cannot write to output directory {str(out)!r}: {e.strerror or e}") from None
+    return out
 
 
-def parse_overrides(scenario: Scenario, items: list[str]) -> tuple[dict, dict]:
-    """Split ``k=v`` items into scenario options and model parameters (names with a dot or
-    ``gravity``). Unknown option names are refused with the list of valid ones."""
-    options, params = dict(scenario.options), {}
-    for item in items:
-        if "=" not in item:
-            raise ValueError(f"--set expects name=value, got {item!r}")
-        key, text = item.split("=", 1)
-        key = key.strip()
-        if key in scenario.options:
-            options[key] = _parse_value(text, scenario.options[key])
-        elif "." in key or key == "gravity":
-            params[key] = np.asarray(_parse_value(text), dtype=float)
-        else:
-            raise ValueError(
-                f"unknown option {key!r} for scenario {scenario.name!r}; options: {sorted(scenario.options)}; "
-                "model parameters look like body.<name>.mass (see diffsim.param_names)"
-            )
-    return options, params
+def stages(items, progress: bool, desc: str):
+    """``items`` as they are, or (``progress``) wrapped in a progress bar on stderr that counts
+    the scenario's solves (mode sets, cases) and shows the elapsed time: for the simulators that
+    have no per-step progress meter (compliant contact, LCP stepping)."""
+    items = list(items)
+    return tqdm(items, desc=desc, unit="solve", disable=not progress, leave=True)
 
 
 def run_scenario(scenario: Scenario, out_dir, overrides: list[str] | None = None) -> dict:
+    """Parse ``overrides`` (``k=v``), run the scenario into ``out_dir`` and write its
+    ``summary.json``; returns the summary."""
     options, params = parse_overrides(scenario, overrides or [])
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output_dir(out_dir)
     t = time.perf_counter()
     summary = scenario.run(options, params, out)
     summary.setdefault("wall_time_s", time.perf_counter() - t)
@@ -83,3 +94,4 @@ def run_scenario(scenario: Scenario, out_dir, overrides: list[str] | None = None
     summary["overrides"] = {k: np.asarray(v).tolist() for k, v in params.items()}
     write_json(out / "summary.json", summary)
     return summary
+

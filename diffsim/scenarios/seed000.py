@@ -25,6 +25,7 @@ from ..model.params import set_params
 from ..simulation.simulate import simulate
 from ..simulation.system import System
 from ..viz import plot_attitudes, plot_body_com_displacement, plot_conservation
+from ..catalog import CATALOG
 from .base import Scenario
 
 DATA = Path(__file__).parent / "data" / "seed000_dual_arm.xml"
@@ -162,22 +163,4 @@ def statistics(traj) -> dict:
     return {"base_drift": d[-1], "base_drift_max": jnp.max(jnp.linalg.norm(d, axis=-1))}
 
 
-SEED000 = Scenario(
-    name="seed000-dual-arm",
-    description="S0: dual-arm free-floating space robot with follower forces (seed 000, 10 s)",
-    system=system,
-    statistics=statistics,
-    options={
-        "t1": 10.0,
-        "solver": "dopri8",
-        "rtol": 1e-13,
-        "atol": 1e-13,
-        "n_save": 1001,
-        "max_steps": 200_000,
-        "F1": [1.0, -1.0, 1.0],
-        "F2": [2.0, -2.0, -2.0],
-        "plots": True,
-        "progress": False,
-    },
-    run=_run,
-)
+SEED000 = Scenario(CATALOG["seed000-dual-arm"], run=_run, system=system, statistics=statistics)

@@ -34,7 +34,8 @@ from ..model.beam import beam
 from ..model.builder import ModelBuilder
 from ..simulation.simulate import simulate
 from ..viz.plots import plot_series
-from .base import Scenario
+from ..catalog import CATALOG
+from .base import Scenario, stages
 
 E = 2e11
 DATA = dict(
@@ -179,7 +180,7 @@ def _run(options, params, out: Path) -> dict:
     summary = {"mode_sets": {}}
     t_all = time.perf_counter()
     arrays_first = None
-    for ms in sets:
+    for ms in stages(sets, options["progress"], "S1 mode sets"):
         ts = time.perf_counter()
         m, c, traj = run(ms, options["t1"], options["n_save"], options["rtol"], options["atol"], options["solver"],
                          options["max_events"], options["height"], options["stiffening"], options["n_quad"])
@@ -230,7 +231,7 @@ def _figures(a, ms, out: Path, plot_series):
     plot_series({j: (t, a["joint_vxy"][:, k, 1]) for k, j in enumerate(lab)}, out / "fig09_joint_vy.png",
                 ylabel="dX2/dt [m/s]", title=f"S1 {ms}: joint velocities X2 (paper fig 9)")
     plot_series({f"δ{k + 1}1": (t, a["modal_weights"][:, k]) for k in range(3)}, out / "fig10_modal_weights.png",
-                ylabel="modal weight", title=f"S1 {ms}: modal weights (paper fig 10)")
+                ylabel="modal weight δ [m]", title=f"S1 {ms}: modal weights (paper fig 10)")
     plot_series({j: (t, a["normal_force"][:, k]) for k, j in enumerate(lab)}, out / "fig11_normal_force.png",
                 ylabel="F_N [N]", title=f"S1 {ms}: normal contact forces (paper fig 11)")
     plot_series({j: (t, a["friction_force"][:, k]) for k, j in enumerate(lab)}, out / "fig12_friction_force.png",
@@ -243,21 +244,4 @@ def _figures(a, ms, out: Path, plot_series):
                 title=f"S1 {ms}: work–energy balance error (paper fig 14)")
 
 
-SEED001 = Scenario(
-    name="seed001-falling-chain",
-    description="S1: three Timoshenko links falling on the ground with Hu–Guo impacts and Ambrosio friction (seed 001)",
-    options={
-        "modes": "ss-ss-ss",
-        "t1": 1.5,
-        "n_save": 1501,
-        "rtol": 1e-9,
-        "atol": 1e-9,
-        "solver": "tsit5",
-        "max_events": 160,
-        "height": 0.9,
-        "stiffening": False,
-        "n_quad": 12,
-        "plots": True,
-    },
-    run=_run,
-)
+SEED001 = Scenario(CATALOG["seed001-falling-chain"], run=_run)

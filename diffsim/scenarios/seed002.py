@@ -51,7 +51,8 @@ from ..simulation.lcp import STEPPERS
 from ..simulation.simulate import simulate
 from ..simulation.system import System
 from ..viz.plots import new_figure, plot_series, save_figure
-from .base import Scenario
+from ..catalog import CATALOG
+from .base import Scenario, stages
 
 DATA = dict(
     m0=200.0, a0=1.0, b0=0.5,  # base mass [kg], side [m], shoulder offset along the base x [m]
@@ -222,8 +223,9 @@ def _run(options, params, out: Path) -> dict:
     if params:
         raise ValueError("seed002-space-contact takes no model-parameter overrides; set mu / dt / t1 / method")
     ts = time.perf_counter()
-    m, rc, tr = run(options["dt"], options["t1"], options["method"], options["mu"], options["formulation"])
-    jax.block_until_ready(tr.q)
+    for _ in stages([options["method"]], options["progress"], "S2 LCP solve"):  # no per-step meter
+        m, rc, tr = run(options["dt"], options["t1"], options["method"], options["mu"], options["formulation"])
+        jax.block_until_ready(tr.q)
     wall = time.perf_counter() - ts
     a = results(m, rc, tr)
     np.savez_compressed(out / "trajectory.npz", **a)
@@ -273,9 +275,4 @@ def _paths(a, path):
     save_figure(fig, path)
 
 
-SEED002 = Scenario(
-    name="seed002-space-contact",
-    description="S2: planar space robot whose tip slides on a plane; rigid contact as an LCP solved by Lemke (seed 002)",
-    options={"dt": 0.01, "t1": 5.0, "method": "acceleration", "mu": 0.3, "formulation": "planar", "plots": True},
-    run=_run,
-)
+SEED002 = Scenario(CATALOG["seed002-space-contact"], run=_run)

@@ -31,6 +31,7 @@ from ..model.builder import ModelBuilder
 from ..simulation.prescribed import joint_torques, prescribe
 from ..simulation.simulate import simulate
 from ..viz.plots import plot_series
+from ..catalog import CATALOG
 from .base import Scenario
 
 DATA = dict(l=0.8, A=4.0e-4, E=7.0e10, m=2.512, I1=5.333e-8, I2=1.333e-8, omega=10.0)
@@ -91,7 +92,8 @@ def _run(options, params, out: Path) -> dict:
     t0 = time.perf_counter()
     for c in cases:
         ts = time.perf_counter()
-        traj, tip, tq = run_two_link(c, options["n_modes"], options["stiffening"], options["revolutions"],
+        traj, tip, tq = run_two_link(c, options["n_modes"], options["stiffening"],
+                                     options["t1"] * DATA["omega"] / (2 * np.pi),
                                      options["rtol"], options["atol"], options["n_save"], options["solver"],
                                      options["progress"], options["shapes"])
         tip.block_until_ready()
@@ -108,7 +110,7 @@ def _run(options, params, out: Path) -> dict:
     if options["plots"]:
         figs.append(plot_series({c: (r["t"], 1e3 * r["tip"]) for c, r in res.items()}, out / "tip_deflection.png",
                                 ylabel="link-2 tip deflection [mm]",
-                                title=f"S3 two-link arm, one revolution, {options['n_modes']} mode(s) per link"))
+                                title=f"S3 two-link arm, t1 = {options['t1']:.4g} s, {options['n_modes']} mode(s) per link"))
         for k in (0, 1):
             figs.append(plot_series({c: (r["t"], r["torque"][:, k]) for c, r in res.items()},
                                     out / f"joint{k + 1}_torque.png", ylabel=f"joint {k + 1} torque [N m]",
@@ -132,21 +134,4 @@ def _run(options, params, out: Path) -> dict:
     }
 
 
-SEED003 = Scenario(
-    name="seed003-two-link",
-    description="S3: planar two-link flexible arm, prescribed motion, one revolution (seed 003)",
-    options={
-        "case": "both",
-        "n_modes": 1,
-        "shapes": "cf",
-        "stiffening": True,
-        "revolutions": 1.0,
-        "solver": "tsit5",
-        "rtol": 1e-10,
-        "atol": 1e-12,
-        "n_save": 1001,
-        "plots": True,
-        "progress": False,
-    },
-    run=_run,
-)
+SEED003 = Scenario(CATALOG["seed003-two-link"], run=_run)

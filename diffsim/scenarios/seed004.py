@@ -62,6 +62,7 @@ from ..model.builder import ModelBuilder
 from ..model.params import set_params
 from ..simulation.simulate import simulate
 from ..viz import new_figure, plot_series, save_figure
+from ..catalog import CATALOG
 from .base import Scenario
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +313,8 @@ def _run(options, params, out: Path) -> dict:
             axs[j].set_ylabel(f"ω{j + 1} [rad/s]")
             axs[j].set_title(JOINTS[j], fontsize=9)
             axs[j].grid(alpha=0.3)
-        axs[0].legend(fontsize=8)
+        handles, labels = axs[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper right", fontsize=8)  # the same two curves in every panel
         axs[-1].set_xlabel("t [s]")
         fig.suptitle("S4 Canadarm2 free release: joint rates, flexible (solid) vs rigid (dashed) booms")
         figs.append(save_figure(fig, out / "joint_rates.png", dpi=110))
@@ -325,6 +327,7 @@ def _run(options, params, out: Path) -> dict:
             axs[0, 0].legend(fontsize=8)
             axs[1, 0].plot(t, tip["bending_rate"][:, 0] * 1e3, label="y")
             axs[1, 0].plot(t, tip["bending_rate"][:, 1] * 1e3, label="z")
+            axs[1, 0].legend(fontsize=8)
             axs[1, 0].set(ylabel="tip bending rate [mm/s]", xlabel="t [s]", title="bending rate (Fig. 8)")
             axs[0, 1].plot(t, np.degrees(tip["torsion"]), color="C2")
             axs[0, 1].set(ylabel="tip twist [deg]", title="lower boom tip torsion (Fig. 9)")
@@ -373,25 +376,4 @@ def _run(options, params, out: Path) -> dict:
     return summary
 
 
-SEED004 = Scenario(
-    name="seed004-canadarm2",
-    description="S4: Canadarm2 (SSRMS) 5-link arm, flexible booms (3 bending + 3 torsion modes), free release "
-    "under gravity; rigid vs flexible joint rates and lower-boom tip deformation (seed 004)",
-    options={
-        "t1": 1.5,
-        "flexible": True,
-        "compare": True,
-        "n_bend": 3,
-        "n_tors": 3,
-        "gravity": 9.81,
-        "q0_deg": np.degrees(Q0).tolist(),
-        "solver": "tsit5",
-        "rtol": 1e-8,
-        "atol": 1e-8,
-        "n_save": 601,
-        "max_steps": 400_000,
-        "plots": True,
-        "progress": False,
-    },
-    run=_run,
-)
+SEED004 = Scenario(CATALOG["seed004-canadarm2"], run=_run)

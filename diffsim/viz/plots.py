@@ -35,7 +35,8 @@ def _grid(n):
 
 
 def _per_body_panels(t, series, names, labels, ylabel, path, title):
-    """One panel per body, one curve per component: ``series`` [T, nb, k]."""
+    """One panel per body, one curve per component: ``series`` [T, nb, k]; one legend for the
+    figure (the components are the same in every panel)."""
     fig, axs = _grid(len(names))
     for k, name in enumerate(names):
         for j, lab in enumerate(labels):
@@ -45,9 +46,12 @@ def _per_body_panels(t, series, names, labels, ylabel, path, title):
         axs[k].grid(alpha=0.3)
     for ax in axs[len(names):]:
         ax.set_visible(False)
-    axs[0].legend()
-    for ax in axs[-3:]:
+    visible = axs[: len(names)]
+    ncols = min(len(names), 3)
+    for ax in visible[-ncols:]:
         ax.set_xlabel("t [s]")
+    handles, labs = visible[0].get_legend_handles_labels()
+    fig.legend(handles, labs, loc="upper right", ncols=len(labs))
     fig.suptitle(title)
     return save_figure(fig, path)
 
@@ -64,8 +68,15 @@ def plot_attitudes(t, euler, names, path, title="Attitude (intrinsic x-y-z angle
     return _per_body_panels(np.asarray(t), e, names, ("φ (x)", "θ (y)", "ψ (z)"), "angle [deg]", path, title)
 
 
+def _unit_of(label: str) -> str:
+    """The unit in a label's trailing brackets: ``"kinetic energy vs work [J]"`` → ``"J"``."""
+    return label[label.rindex("[") + 1 : label.rindex("]")] if label.endswith("]") and "[" in label else ""
+
+
 def plot_conservation(t, series: dict, path, title="Balance checks"):
-    """Each entry ``label -> (change, expected)``: top row both curves, bottom row the error."""
+    """Each entry ``label [unit] -> (change, expected)`` ([T] or [T, k]): top row both curves per
+    component (legend), bottom row the absolute error ``max_k |change_k − expected_k|`` in the same
+    unit, on a log axis over the error's own range (exact zeros, e.g. at t = 0, are left out)."""
     t = np.asarray(t)
     n = len(series)
     fig, axs = new_figure(2, n, figsize=(4.5 * n, 5.5), squeeze=False, sharex=True)
@@ -73,12 +84,22 @@ def plot_conservation(t, series: dict, path, title="Balance checks"):
         change, expected = np.asarray(change), np.asarray(expected)
         if change.ndim == 1:
             change, expected = change[:, None], expected[:, None]
+        comps = _AXES if change.shape[1] == 3 else [str(j) for j in range(change.shape[1])]
+        comps = [""] if change.shape[1] == 1 else [f" {c}" for c in comps]
         for j in range(change.shape[1]):
-            axs[0, k].plot(t, change[:, j], label=f"change {j}")
-            axs[0, k].plot(t, expected[:, j], "--", label=f"applied {j}")
-        axs[1, k].semilogy(t, np.abs(change - expected).max(axis=1) + 1e-300)
-        axs[0, k].set_title(label)
-        axs[1, k].set_ylabel("|error|")
+            line, = axs[0, k].plot(t, change[:, j], label=f"change{comps[j]}")
+            axs[0, k].plot(t, expected[:, j], "--", color=line.get_color(), label=f"applied{comps[j]}")
+        unit = _unit_of(label)
+        axs[0, k].set_title(label, fontsize=10)
+        axs[0, k].set_ylabel(f"value [{unit}]" if unit else "value")
+        axs[0, k].legend(fontsize=7, ncols=2)
+        err = np.abs(change - expected).max(axis=1)
+        positive = err > 0
+        if positive.any():
+            axs[1, k].semilogy(t[positive], err[positive], ".-", ms=2, label="max |change − applied|")
+        else:
+            axs[1, k].plot(t, err, label="max |change − applied| (exactly 0)")
+        axs[1, k].set_ylabel(f"absolute error [{unit}]" if unit else "absolute error")
         axs[1, k].set_xlabel("t [s]")
         for ax in axs[:, k]:
             ax.grid(alpha=0.3)
@@ -86,14 +107,24 @@ def plot_conservation(t, series: dict, path, title="Balance checks"):
     return save_figure(fig, path)
 
 
-def plot_series(curves: dict, path, *, xlabel="t [s]", ylabel="", title="", ylim=None, styles=None):
-    """One panel, one curve per entry of ``curves`` (``label -> (x, y)``); returns ``path``."""
+def plot_series(curves: dict, path, *, xlabel="t [s]", ylabel="", title="", ylim=None, styles=None, focus=None):
+    """One panel, one curve per entry of ``curves`` (``label -> (x, y)``), a legend when there are
+    several; returns ``path``. The axis limits follow the data; ``focus`` (labels) makes the
+    y-limits follow those curves only (others, e.g. a diverging run, are clipped at the edge);
+    ``ylim`` fixes them."""
     fig, ax = new_figure(figsize=(7.0, 3.8))
     for k, (label, (x, y)) in enumerate(curves.items()):
         style = (styles or {}).get(label, {})
         ax.plot(x, y, label=label, **style)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    if ylim is None and focus:
+        ys = np.concatenate([np.ravel(curves[k][1]) for k in focus])
+        ys = ys[np.isfinite(ys)]
+        if ys.size:
+            lo, hi = float(ys.min()), float(ys.max())
+            pad = 0.05 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.05
+            ylim = (lo - pad, hi + pad)
     if ylim is not None:
         ax.set_ylim(*ylim)
     ax.grid(alpha=0.3)

@@ -1,0 +1,130 @@
+"""The commands behind ``diffsim run | fit | montecarlo`` (they import JAX; the parser,
+:mod:`diffsim.cli`, does not). Each takes the parsed arguments and the scenario's catalog entry
+and returns the exit code; errors propagate to :func:`diffsim.cli.main`, which reports them in
+one line."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import jax
+
+from .catalog import ScenarioInfo
+from .identify import fit, load
+from .io.results import jsonable
+from .montecarlo import parse
+from .montecarlo import run as run_montecarlo
+from .scenarios import SCENARIOS, check_output_dir, parse_overrides, run_scenario
+from .simulation.system import set_params
+
+
+def _precision(args):
+    jax.config.update("jax_enable_x64", not args.float32)
+
+
+def run(args, info: ScenarioInfo) -> int:
+    """``diffsim run``: options checked, ``--out`` checked, the scenario run, its summary printed."""
+    _precision(args)
+    scenario = SCENARIOS[info.name]
+    sets = list(args.sets) + (["progress=true"] if args.progress else [])
+    if args.float32:  # float64 defaults (1e-13) are below float32 round-off; the user's --set still wins
+        sets = [f"{k}=1e-6" for k in ("rtol", "atol") if k in info.options] + sets
+    out = args.out or f"out/{info.name}"
+    summary = run_scenario(scenario, out, sets)
+    keys = [k for k in summary if k not in ("options", "body_names", "figures")]
+    print(json.dumps(jsonable({k: summary[k] for k in keys}), indent=2, default=str))
+    figures = summary.get("figures") or []
+    written = ["trajectory.npz", "summary.json"] + ([f"figures: {', '.join(figures)}"] if figures else [])
+    print(f"results written to {out}/ ({', '.join(written)})")
+    return 0 if summary.get("status", "success") == "success" else 1
+
+
+def _system(info: ScenarioInfo, sets: list[str]):
+    """The scenario's System with ``--set`` applied (options; parameters by System name or shorthand)."""
+    scenario = SCENARIOS[info.name]
+    aliases = info.aliases
+    options, params = parse_overrides(scenario, sets)
+    system = set_params(scenario.system(options), {aliases.get(k, k): v for k, v in params.items()})
+    return scenario, options, system
+
+
+def montecarlo(args, info: ScenarioInfo) -> int:
+    """``diffsim montecarlo``: samples.npz, summary.json and figures in ``--out`` (resumable)."""
+    _precision(args)
+    if args.coordinator:
+        # CPU processes need gloo collectives for the end-of-study barrier (ignored by GPUs)
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=args.num_processes,
+                                   process_id=args.process_id)
+    scenario, _, system = _system(info, args.sets)
+    dists = {}
+    for item in args.vary:
+        name, sep, spec = item.partition("~")
+        if not sep:
+            raise ValueError(f"--vary expects NAME~DIST, e.g. 'K~lognormal(13.8,0.1)', got {item!r}")
+        dists[info.aliases.get(name.strip(), name.strip())] = parse(spec)
+    manifest = os.path.join(args.out, "manifest.json")
+    if os.path.exists(manifest) and not args.resume:
+        raise ValueError(f"{args.out} already holds a study: pass --resume to continue it, or choose another --out")
+    check_output_dir(args.out)
+    res = run_montecarlo(system, dists, args.samples, scenario.statistics, key=jax.random.PRNGKey(args.seed),
+                         chunk_size=args.chunk, out=args.out, progress=not args.no_progress)
+    if jax.process_index() == 0:
+        res.save(args.out)
+    print(json.dumps(jsonable({"n_samples": res.n_samples, "status_counts": res.status_counts,
+                               "samples_per_s": res.samples_per_s, "wall_time_s": res.wall_time_s,
+                               "chunks_run": res.chunks_run, "chunks_resumed": res.chunks_resumed}), indent=2))
+    print(f"results written to {args.out}/ (samples.npz, summary.json, figures)")
+    return 0
+
+
+def fit_command(args, info: ScenarioInfo) -> int:
+    """``diffsim fit``: fit.json and figures in ``--out``; exit code 1 if the fit did not converge."""
+    _precision(args)
+    aliases = info.aliases
+    sigma = {}
+    for item in args.sigma:
+        ch, sep, val = item.partition("=")
+        if not sep:
+            raise ValueError(f"--sigma expects CHANNEL=SIGMA, got {item!r}")
+        try:
+            sigma[ch.strip()] = float(val)
+        except ValueError:
+            raise ValueError(f"--sigma {ch.strip()} expects a number, got {val!r}") from None
+    # starting values given by shorthand (K=5e5) are System parameters, not options
+    sets, starts = [], {}
+    for item in args.sets:
+        key, sep, val = item.partition("=")
+        if sep and key.strip() in aliases and key.strip() not in info.options:
+            try:
+                starts[aliases[key.strip()]] = float(val)
+            except ValueError:
+                raise ValueError(f"starting value {key.strip()} expects a number, got {val!r}") from None
+        else:
+            sets.append(item)
+    scenario, options, system = _system(info, sets)
+    system = set_params(system, starts)
+    given = [n.strip() for n in args.params.split(",") if n.strip()]
+    names = [aliases.get(n, n) for n in given]
+    for path in [*args.data, *([args.holdout] if args.holdout else [])]:
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"data file {path!r} not found")
+    exps = [load(path, sigma=sigma or None) for path in args.data]
+    holdout = load(args.holdout, sigma=sigma or None, name="holdout") if args.holdout else None
+    check_output_dir(args.out)
+    res = fit(system, names, exps, observables=scenario.observables, holdout=holdout, n_starts=args.starts,
+              max_steps=args.max_steps)
+    out = res.to_json()
+    out["params"] = {g: {**out["params"][n], "system_name": n} for g, n in zip(given, names)}
+    out["scenario"], out["data"], out["options"] = scenario.name, [str(d) for d in args.data], options
+    res.save(args.out, document=out)
+    print(res.summary())
+    print(f"results written to {args.out}/ (fit.json and figures)")
+    return 0 if res.converged else 1
+
+
+#: subcommand → handler
+COMMANDS = {"run": run, "fit": fit_command, "montecarlo": montecarlo}
+
+__all__ = ["COMMANDS", "fit_command", "montecarlo", "run"]
