@@ -1,12 +1,17 @@
 """Sensitivities of the bouncing ball through its impacts: diffsim's forward-mode AD and central
 differences of diffsim against central differences of the independent SciPy model.
 
-The quantity is the whole sensitivity history ``∂z(t_k)/∂p`` (241 samples over 1.2 s, 4 impacts)
-for ``p = K`` and ``p = c_r`` at ``K = 8e5, c_r = 0.75`` (Hu–Guo law). The reference is central
-differences of ``tests/ball_reference.py`` at rtol 1e-13 (relative steps 1e-4 and 1e-5 agree to
-~1e-8 of the largest entry, so the reference is accurate far beyond the differences reported).
-Errors are ``max_k |x_k − ref_k| / max_k |ref_k|`` per parameter, at diffsim tolerances
-rtol = atol = 1e-6 … 1e-12 (FD relative step 1e-5).
+The quantities are the whole sensitivity history ``∂z(t_k)/∂p`` (241 samples over 1.2 s, 4 impacts)
+for ``p = K`` and ``p = c_r`` at ``K = 8e5, c_r = 0.75`` (Hu–Guo law), the same history at the
+samples in flight only (the ball off the plane, and not next to a contact sample), and the gradient
+of a least-squares loss ``½ Σ_k (z_k − d_k)²`` against noisy data ``d`` (σ = 2e-5 m, as in the
+identification experiment), the quantity a fit uses. The reference is central differences of
+``tests/ball_reference.py`` at rtol 1e-13 with the relative step 1e-6; steps 1e-5 and 1e-6 agree to
+the reported ``reference_step_agreement``: central differences converge as h² except right after an
+onset, where the contact force grows as δ^1.5 and z(t; p) is only C² in p at a sample that changes
+phase (the 1e-5 step is off by ~2e-5 of the largest c_r entry there, the 1e-6 step ~100× less).
+Errors are ``max_k |x_k − ref_k| / max_k |ref_k|`` per parameter (loss gradient: relative error per
+component), at diffsim tolerances rtol = atol = 1e-6 … 1e-12 (diffsim FD relative step 1e-5).
 
 Run: ``python experiments/ball_event_gradients.py`` (~2 min) → ``results/ball-event-gradients/``.
 """
@@ -38,6 +43,29 @@ P0 = {"K": 8e5, "c_r": 0.75}
 TOLS = (1e-6, 1e-8, 1e-10, 1e-12)
 
 
+def one_impact(tols=(1e-8, 1e-10, 1e-12), t1=0.35, n=61):
+    """AD errors over the first impact and the flight after it (t ≤ t1): isolates one contact
+    phase (the flight before it does not depend on K or c_r)."""
+    t = np.linspace(0.0, t1, n)
+    ref = {}
+    for name in P0:
+        h = P0[name] * 1e-6
+        up, dn = dict(P0), dict(P0)
+        up[name] += h
+        dn[name] -= h
+        ref[name] = (heights(t, rtol=1e-13, atol=1e-16, **up) - heights(t, rtol=1e-13, atol=1e-16, **dn)) / (2 * h)
+    rows = []
+    for tol in tols:
+        s = system({"rtol": tol, "atol": tol, "t1": t1})
+        s = s.replace(saveat=jnp.asarray(t), options=dataclasses.replace(s.options, adjoint=diffrax.ForwardMode()))
+        z = jax.jit(lambda p, s=s: height(ds.simulate(ds.set_params(s, {"contact.K": p[0], "contact.c_r": p[1]}))))
+        J = np.asarray(jax.jacfwd(z)(jnp.array([P0["K"], P0["c_r"]])))
+        rows.append({"rtol": tol, **{f"ad_{nm}": float(np.max(np.abs(J[:, k] - ref[nm])) / np.max(np.abs(ref[nm])))
+                                     for k, nm in enumerate(P0)}})
+        print("one impact", rows[-1])
+    return rows
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
@@ -45,7 +73,7 @@ def main():
     ref = {}
     for name in P0:
         cols = []
-        for hr in (1e-4, 1e-5):
+        for hr in (1e-5, 1e-6):
             h = P0[name] * hr
             up, dn = dict(P0), dict(P0)
             up[name] += h
@@ -53,6 +81,12 @@ def main():
             cols.append((heights(t, rtol=1e-13, atol=1e-16, **up) - heights(t, rtol=1e-13, atol=1e-16, **dn)) / (2 * h))
         ref[name] = cols[1]
         ref[f"{name}_step_agreement"] = float(np.max(np.abs(cols[0] - cols[1])) / np.max(np.abs(cols[1])))
+    z_ref = heights(t, rtol=1e-13, atol=1e-16, **P0)
+    radius = 0.02
+    in_contact = z_ref < radius
+    flight = ~(in_contact | np.roll(in_contact, 1) | np.roll(in_contact, -1))
+    data = z_ref + 2e-5 * np.random.default_rng(0).standard_normal(t.shape)
+    ref_grad = {n: float(np.sum((z_ref - data) * ref[n])) for n in P0}
     rows = []
     for tol in TOLS:
         s = system({"rtol": tol, "atol": tol})
@@ -60,7 +94,7 @@ def main():
         z = jax.jit(lambda p, s=s: height(ds.simulate(ds.set_params(s, {"contact.K": p[0], "contact.c_r": p[1]}))))
         p0 = jnp.array([P0["K"], P0["c_r"]])
         J = np.asarray(jax.jacfwd(z)(p0))
-        row = {"rtol": tol}
+        row = {"rtol": tol, "primal_max_abs_m": float(np.max(np.abs(np.asarray(z(p0)) - z_ref)))}
         for k, name in enumerate(P0):
             e = np.zeros(2)
             e[k] = 1e-5 * float(p0[k])
@@ -68,6 +102,9 @@ def main():
             scale = np.max(np.abs(ref[name]))
             row[f"ad_{name}"] = float(np.max(np.abs(J[:, k] - ref[name])) / scale)
             row[f"fd_{name}"] = float(np.max(np.abs(fd - ref[name])) / scale)
+            row[f"ad_flight_{name}"] = float(np.max(np.abs(J[flight, k] - ref[name][flight])) / scale)
+            row[f"ad_loss_grad_{name}"] = float(abs(np.sum((np.asarray(z(p0)) - data) * J[:, k]) - ref_grad[name])
+                                                / abs(ref_grad[name]))
             if tol == TOLS[-1]:
                 ref[f"ad_history_{name}"], ref[f"fd_history_{name}"] = J[:, k], fd
         rows.append(row)
@@ -80,18 +117,41 @@ def main():
         ax.legend(fontsize=8)
     axes[-1].set_xlabel("t [s]")
     save_figure(fig, OUT / "sensitivities.png")
+    single = one_impact()
     summary = {"provenance": provenance(), "point": P0, "reference": "SciPy model, central FD, rtol 1e-13",
+               "one_impact": single,
                "reference_step_agreement": {n: ref[f"{n}_step_agreement"] for n in P0}, "rows": rows,
                "wall_s": time.perf_counter() - t_start}
     write_json(OUT / "summary.json", summary)
     lines = ["# Ball sensitivities through impacts: diffsim AD and FD vs the independent model", "",
              "Generated by `python experiments/ball_event_gradients.py` (setup in its docstring).", "",
              "Max error of the sensitivity history relative to its largest entry:", "",
-             "| rtol = atol | AD ∂z/∂K | FD ∂z/∂K | AD ∂z/∂c_r | FD ∂z/∂c_r |", "|---|---|---|---|---|"]
+             "| rtol = atol | AD ∂z/∂K | FD ∂z/∂K | AD ∂z/∂c_r | FD ∂z/∂c_r | AD ∂z/∂K, flight | AD ∂z/∂c_r, flight "
+             "| AD ∂loss/∂K | AD ∂loss/∂c_r |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['rtol']:.0e} | {r['ad_K']:.1e} | {r['fd_K']:.1e} | {r['ad_c_r']:.1e} | {r['fd_c_r']:.1e} |")
-    lines += ["", f"Reference step agreement (1e-4 vs 1e-5): K {ref['K_step_agreement']:.1e}, c_r "
-              f"{ref['c_r_step_agreement']:.1e}.", "", "![sensitivities](sensitivities.png)", ""]
+        lines.append(f"| {r['rtol']:.0e} | {r['ad_K']:.1e} | {r['fd_K']:.1e} | {r['ad_c_r']:.1e} | {r['fd_c_r']:.1e} "
+                     f"| {r['ad_flight_K']:.1e} | {r['ad_flight_c_r']:.1e} | {r['ad_loss_grad_K']:.1e} "
+                     f"| {r['ad_loss_grad_c_r']:.1e} |")
+    lines += ["", f"Reference step agreement (1e-5 vs 1e-6): K {ref['K_step_agreement']:.1e}, c_r "
+              f"{ref['c_r_step_agreement']:.1e} (of the largest entry; {int(flight.sum())} of {t.size} samples in "
+              "flight).", "",
+              "One impact (t ≤ 0.35 s: the first contact phase and the flight after it), AD vs the reference:", "",
+              "| rtol = atol | AD ∂z/∂K | AD ∂z/∂c_r |", "|---|---|---|"]
+    lines += [f"| {r['rtol']:.0e} | {r['ad_K']:.1e} | {r['ad_c_r']:.1e} |" for r in single]
+    lines += ["",
+              "Reading: the AD sensitivities are the exact derivatives of the discrete solution, whose *primal* "
+              "error the step controller bounds (max |z − z_ref| over 1.2 s: "
+              + ", ".join(f"{r['primal_max_abs_m']:.0e} m at rtol {r['rtol']:.0e}" for r in rows)
+              + ") but whose tangent it does not see. The evidence points at the contact phase's tangent: the "
+              "tangent equation's coefficient ∂F/∂δ ∝ K δ^0.5 is not smooth at the onset, so the tangent's local "
+              "error there is of low order and uncontrolled; ∂z/∂K, which acts through that coefficient, is "
+              f"off by {single[-1]['ad_K']:.0e} after one impact at rtol {single[-1]['rtol']:.0e}, while ∂z/∂c_r is "
+              f"{single[-1]['ad_c_r']:.0e}; the four impacts of 1.2 s amplify the errors (later impact times inherit "
+              "the earlier ones). The 1e-5 aim is met for one impact at rtol 1e-12 for c_r and missed for K and "
+              "over several impacts. What would meet it: integrate the forward "
+              "sensitivities as part of the state so the controller bounds their error too (CVODES's errconS), "
+              "with the event-time correction of the impact memory; not built.", "",
+              "![sensitivities](sensitivities.png)", ""]
     (OUT / "README.md").write_text("\n".join(lines))
     print("\n".join(lines))
 
