@@ -4,9 +4,14 @@ behaviors through online trajectory optimization"; Tassa, Mansard & Todorov 2014
 
 Each iteration, at the current trajectory ``(x̄, ū)``:
 
-1. Local models (recomputed only when a step was accepted): ``A_k, B_k`` (exact first derivatives of the RK4 step, forward mode, in the
-   tangent space ``δx = x ⊖ x̄``) and the exact gradient / Hessian of the stage costs; the second
-   derivatives of the dynamics are dropped (iLQR: Gauss–Newton on the dynamics).
+1. Local models (recomputed only when a step was accepted): ``A_k, B_k`` (exact first
+   derivatives of the RK4 step, forward mode, in the tangent space ``δx = x ⊖ x̄``) and the exact
+   gradient and Hessian of each stage cost in ``(δx, u)``, the Hessian projected onto the positive
+   semidefinite cone (eigenvalues clipped at 0, as trajax's iLQR does): a task-space error far from
+   its target has an indefinite Hessian (the kinematics' curvature times the residual), which
+   would otherwise need a large ``μ`` and crush the low-curvature directions. The second
+   derivatives of the dynamics are dropped (iLQR: Gauss–Newton on the dynamics). The gradients
+   are exact, so the fixed point is a stationary point of ``J``.
 2. Backward pass (Riccati), from ``V_x = ℓ_f,x``, ``V_xx = ℓ_f,xx``::
 
        Q_x  = ℓ_x  + Aᵀ V_x'          Q_u  = ℓ_u  + Bᵀ V_x'
@@ -26,7 +31,9 @@ Each iteration, at the current trajectory ``(x̄, ū)``:
    expected one ``ΔJ(α) = −(α Σ kᵀQ_u + ½ α² Σ kᵀQ_uu k)`` (Armijo); a non-finite rollout is
    rejected. Accepted: ``μ ← max(μ/10, μ_min)``; rejected: ``μ ← 10 μ`` (Crocoddyl's schedule);
    ``μ > μ_max`` ends the solve as FAILED with the best (current) iterate.
-4. Converged when the expected decrease of the full step ``ΔJ(1) ≤ tol·|J|``.
+4. Converged when the expected decrease of the full step ``ΔJ(1) ≤ tol·|J|`` with the
+   regularisation negligible (``μ ≤ 10⁻⁶ max diag Q_uu``: a large ``μ`` shrinks the step and the
+   expected decrease with it, far from an optimum).
 
 Everything runs in one ``lax.while_loop`` (jit-, vmap-able); the horizon in ``lax.scan``.
 """
@@ -41,6 +48,7 @@ from .problem import Problem
 from .result import PlanStatus, fill_history, make_plan
 
 MU_MIN, MU_MAX, MU_FACTOR = 1e-9, 1e9, 10.0
+MU_CONVERGED = 1e-6  # convergence is declared only with μ ≤ 1e-6 of Q_uu's scale
 ARMIJO = 0.1  # accepted fraction of the expected decrease
 LINE_SEARCH_STEPS = 10  # α = 1 … 2⁻⁹
 BOX_QP_ITERS = 30
@@ -49,6 +57,13 @@ BOX_QP_STEPS = 20
 
 def _sym(X):
     return 0.5 * (X + X.T)
+
+
+def psd_projection(H):
+    """The nearest positive semidefinite matrix to the symmetric ``H`` (Frobenius norm): its
+    eigen-decomposition with the negative eigenvalues set to zero."""
+    w, V = jnp.linalg.eigh(_sym(H))
+    return _sym((V * jnp.maximum(w, 0.0)) @ V.T)
 
 
 def _free_block(H, free):
@@ -109,7 +124,8 @@ def box_qp(H, g, lo, hi, x0):
 
 def backward_pass(problem: Problem, derivs, us, mu, k_warm):
     """Riccati recursion (module docstring, step 2): ``k`` [N, nu], ``K`` [N, nu, 2nv],
-    ``Σ kᵀQ_u``, ``Σ kᵀQ_uu k`` and whether every ``Q̃_uu`` was positive definite."""
+    ``Σ kᵀQ_u``, ``Σ kᵀQ_uu k``, whether every ``Q̃_uu`` was positive definite, and the scale of
+    ``Q_uu`` (its largest diagonal entry over the horizon)."""
     A, B, g, H, gf, Hf = derivs
     nx = 2 * problem.nv
     nu = problem.nu
@@ -135,11 +151,11 @@ def backward_pass(problem: Problem, derivs, us, mu, k_warm):
         Vx = Qx + K.T @ Quu @ k + K.T @ Qu + Qux.T @ k
         Vxx = _sym(Qxx + K.T @ Quu @ K + K.T @ Qux + Qux.T @ K)
         ok = ok & jnp.all(jnp.isfinite(L)) & jnp.all(jnp.isfinite(k))
-        return (Vx, Vxx, ok), (k, K, k @ Qu, k @ Quu @ k)
+        return (Vx, Vxx, ok), (k, K, k @ Qu, k @ Quu @ k, jnp.max(jnp.abs(jnp.diag(Quu))))
 
-    (_, _, ok), (k, K, d1, d2) = jax.lax.scan(body, (gf, Hf, jnp.asarray(True)), (A, B, g, H, us, k_warm),
-                                              reverse=True)
-    return k, K, jnp.sum(d1), jnp.sum(d2), ok
+    (_, _, ok), (k, K, d1, d2, s) = jax.lax.scan(body, (gf, Hf, jnp.asarray(True)), (A, B, g, H, us, k_warm),
+                                                 reverse=True)
+    return k, K, jnp.sum(d1), jnp.sum(d2), ok, jnp.max(s)
 
 
 def closed_loop(problem: Problem, qs, vs, us, k, K, alpha):
@@ -174,13 +190,15 @@ def solve_ddp(problem: Problem, u_init, max_iter: int, tol):
         return (s["it"] < max_iter) & ~s["done"]
 
     def local_models(qs, vs, us):
-        return (*problem.step_jacobians(qs, vs, us), *problem.cost_derivatives(qs, vs, us))
+        g, H, gf, Hf = problem.cost_derivatives(qs, vs, us)
+        return (*problem.step_jacobians(qs, vs, us), g, jax.vmap(psd_projection)(H), gf, psd_projection(Hf))
 
     def body(s):
         qs, vs, us, J, mu = s["qs"], s["vs"], s["us"], s["J"], s["mu"]
-        k, K, d1, d2, ok = backward_pass(problem, s["derivs"], us, mu, s["k"])
+        k, K, d1, d2, ok, quu_scale = backward_pass(problem, s["derivs"], us, mu, s["k"])
         expected = -(d1 + 0.5 * d2)
-        converged = ok & (expected <= tol * jnp.abs(J) + tiny)
+        # a large μ shrinks the step and with it the expected decrease: that is no optimum
+        converged = ok & (expected <= tol * jnp.abs(J) + tiny) & (mu <= MU_CONVERGED * quu_scale + MU_MIN)
         search = ok & ~converged
 
         def ls_cond(c):

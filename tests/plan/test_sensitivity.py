@@ -42,6 +42,7 @@ def _check(m, sens, lim, cases):
         np.testing.assert_allclose(a_tau, dtau, atol=2e-5 * scale)
 
 
+@pytest.mark.slow
 def test_sensitivity_of_the_unconstrained_swing_up_matches_resolved_plans():
     m = pendulum()
     p = ds.plan.solve(m, DOWN, jnp.zeros(1), **SWING)

@@ -51,20 +51,23 @@ def test_ddp_swings_the_pendulum_up_and_matches_shooting(pend, swing_ddp):
 
 @pytest.mark.slow
 def test_ddp_fixed_point_is_stationary_on_a_two_link_reach():
+    # from near hanging, the tip to a point up and to the side in 1 s, and stop (a regular
+    # problem: a double pendulum let fall from the horizontal is chaotic over 1 s, and its
+    # objective then varies by 1e4 under a 1e-6 change of the first torque)
     m = two_link()
-    target = jnp.array([0.3, 0.0, 0.6])
+    target = jnp.array([0.6, 0.0, -0.5])
 
     def run(q, v, tau):
         return 1e-2 * jnp.sum(tau**2) + 1e-2 * jnp.sum(v**2)
 
-    def term(q, v):
-        return 1e3 * ds.plan.costs.site_position_error(m, q, "tip", target) + jnp.sum(v**2)
+    def term(q, v):  # reach and stop
+        return 1e3 * ds.plan.costs.site_position_error(m, q, "tip", target) + 1e2 * jnp.sum(v**2)
 
-    q0 = jnp.array([0.3, -0.2])
+    q0 = jnp.array([math.pi / 2 - 0.1, 0.2])
     p = ds.plan.solve(m, q0, jnp.zeros(2), horizon=40, dt=0.025, running_cost=run, terminal_cost=term, tol=1e-14)
     assert p.message == "converged"
     err = jnp.sqrt(ds.plan.costs.site_position_error(m, p.q[-1], "tip", target))
-    assert float(err) < 2e-3 and float(jnp.max(jnp.abs(p.v[-1]))) < 0.05
+    assert float(err) < 1e-3 and float(jnp.max(jnp.abs(p.v[-1]))) < 1e-3  # measured 8e-5 m, 3e-5 rad/s
     # first-order optimality: ∇_τ J by reverse mode through the rollout vanishes at the plan
     # (relative to the gradient at the initial guess; measured ~1e-9)
     g = jax.grad(p.problem.objective)
