@@ -16,6 +16,7 @@
 from .estimator import Estimator, FitError
 from .experiment import Experiment, ExperimentError, load, load_csv, load_npz, observable
 from .fit import FitResult, fit, identifiability, make_estimator
+from .modal import ModalReport, match_frequencies, measured_frequencies, modal_frequencies, modal_report
 from .transforms import Identity, Log, LogCholeskyInertia, Logit, TransformError, default_transform
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "Identity",
     "Log",
     "LogCholeskyInertia",
+    "ModalReport",
     "Logit",
     "TransformError",
     "default_transform",
@@ -36,5 +38,9 @@ __all__ = [
     "load_csv",
     "load_npz",
     "make_estimator",
+    "match_frequencies",
+    "measured_frequencies",
+    "modal_frequencies",
+    "modal_report",
     "observable",
 ]
