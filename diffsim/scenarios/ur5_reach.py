@@ -39,19 +39,25 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import time
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..catalog import ScenarioInfo, plots
 from ..dynamics.dispatch import Default, gravity_forces
 from ..dynamics.kinematics import forward_kinematics
+from ..io.results import write_json
 from ..io.urdf import load_urdf
 from ..loads import Loads
 from ..model.model import Model
-from ..simulation.rollout import rk4_step
+from ..options import Option, defaults
+from ..plan.solve import make_problem
+from ..simulation.system import set_params
 from ..simulation.vector_field import vector_field
+from .base import Scenario
 
 URDF = Path(__file__).with_name("data") / "ur5.urdf"
 EFFORTS = ("above-gravity", "total")
@@ -222,29 +228,20 @@ def terminal_cost(p: Ur5Reach, model: Model):
     return lT
 
 
-def rollout_zoh(model: Model, q0, v0, tau, dt):
-    """States ``q`` [N+1, nq], ``v`` [N+1, nv] under the torques ``tau`` [N, nv], each held over
-    its step (``rk4_step`` with a constant load; a time-interpolated signal would give the last
-    RK4 stage the next step's torque)."""
-    dt = jnp.asarray(dt, model.dtype)
-
-    def step(x, k_tau):
-        k, u = k_tau
-        x = rk4_step(model, Loads(tau=u), k * dt, x[0], x[1], dt)
-        return x, x
-
-    n = tau.shape[0]
-    _, (qs, vs) = jax.lax.scan(step, (q0, v0), (jnp.arange(n, dtype=model.dtype), tau))
-    return jnp.concatenate([q0[None], qs]), jnp.concatenate([v0[None], vs])
+def planning_problem(p: Ur5Reach, model: Model, *, limits: bool = False):
+    """The :class:`diffsim.plan.Problem` (discretisation and cost) of ``p``; with ``limits`` its
+    torque box."""
+    return make_problem(model, jnp.asarray(p.q0, model.dtype), jnp.asarray(p.v0, model.dtype), horizon=p.horizon,
+                        dt=p.dt, running_cost=running_cost(p, model), terminal_cost=terminal_cost(p, model),
+                        tau_limits=p.tau_limits if limits else None)
 
 
 def total_cost(p: Ur5Reach, model: Model, tau):
-    """``(J, q, v)``: the cost of the torque sequence ``tau`` [N, 6] and the states it gives."""
-    dtype = model.dtype
-    q, v = rollout_zoh(model, jnp.asarray(p.q0, dtype), jnp.asarray(p.v0, dtype), tau, p.dt)
-    ell, ell_T = running_cost(p, model), terminal_cost(p, model)
-    J = jnp.asarray(p.dt, dtype) * jnp.sum(jax.vmap(ell)(q[:-1], v[:-1], tau)) + ell_T(q[-1], v[-1])
-    return J, q, v
+    """``(J, q, v)``: the cost of the torque sequence ``tau`` [N, 6] and the states [N+1, 6] it
+    gives (each torque held over its RK4 step: the planner's rollout)."""
+    prob = planning_problem(p, model)
+    q, v = prob.rollout(tau)
+    return prob.trajectory_cost(q, v, tau), q, v
 
 
 def write_problem(path, p: Ur5Reach | None = None, **overrides) -> Path:
@@ -256,3 +253,94 @@ def write_problem(path, p: Ur5Reach | None = None, **overrides) -> Path:
 
 def read_problem(path) -> Ur5Reach:
     return Ur5Reach.from_dict(json.loads(Path(path).read_text()))
+
+
+# --------------------------------------------------------------------------------------
+# the scenario: ``diffsim plan ur5-reach`` / ``diffsim run ur5-reach``
+# --------------------------------------------------------------------------------------
+
+#: The declaration (pure Python, :mod:`diffsim.catalog`'s form). To register the scenario, move it
+#: into ``diffsim/catalog.py`` as ``CATALOG["ur5-reach"]`` (the catalog must stay free of JAX) and
+#: add ``UR5_REACH`` to ``SCENARIOS`` in ``diffsim/scenarios/__init__.py``.
+INFO = ScenarioInfo(
+    name="ur5-reach",
+    description="plan: a UR5 (URDF) moves its tool 0.43 m in 1 s and stops (the Crocoddyl comparison problem)",
+    module="ur5_reach",
+    jobs=("run", "plan"),
+    options={
+        "dt": Option(0.01, "step of the RK4 discretisation (torques held over each step)", unit="s", gt=0.0),
+        "horizon": Option(100, "number of steps", ge=1),
+        "w_u": Option(1e-3, "weight of the running effort cost w_u |tau - g(q)|^2", unit="1/(N² m² s)", ge=0.0),
+        "w_p": Option(1e3, "weight of the final tool-position error w_p |p - p*|^2", unit="1/m²", ge=0.0),
+        "w_v": Option(1.0, "weight of the final joint speed w_v |v|^2", unit="s²/rad²", ge=0.0),
+        "effort": Option("above-gravity", "running cost of tau - g(q) or of tau", choices=EFFORTS),
+        "quadrature": Option("rk4", "running-cost rule: RK4 stage average (Crocoddyl's) or the knot value",
+                             choices=QUADRATURES),
+        "limits": Option(False, "plan within the torque box TAU_BOX"),
+        "method": Option("ddp", "planner (diffsim.plan.solve's method)", choices=("ddp", "shooting", "cem")),
+        "max_iter": Option(200, "iteration budget of the planner", ge=0),
+        "timing": Option(False, "solve twice, to report compile and solve time apart"),
+        "plots": plots(),
+    },
+)
+OPTIONS = defaults(INFO.options)
+
+
+def plan_arguments(options: dict, params: dict | None = None) -> tuple[Ur5Reach, Model, dict]:
+    """``(problem, model, kwargs)`` with ``ds.plan.solve(model, q0, v0, **kwargs)`` the scenario's
+    solve; ``params`` are named model parameters (``body.upper_arm_link.mass``, ...)."""
+    o = {**OPTIONS, **options}
+    p = problem(**{k: o[k] for k in ("dt", "horizon", "w_u", "w_p", "w_v", "effort", "quadrature")})
+    model = load_model(p.urdf, dtype=jnp.float64)
+    if params:
+        model = set_params(model, params)
+    kwargs = dict(horizon=p.horizon, dt=p.dt, running_cost=running_cost(p, model), terminal_cost=terminal_cost(p, model),
+                  tau_limits=p.tau_limits if o["limits"] else None, method=o["method"], max_iter=int(o["max_iter"]),
+                  tau_init=jnp.tile(jnp.asarray(p.tau_init), (p.horizon, 1)))
+    return p, model, kwargs
+
+
+def figures_of_merit(p: Ur5Reach, model: Model, plan) -> dict:
+    """The task's own figures: the tool's distance from the target [m], the final joint speed
+    ``‖v_N‖`` [rad/s], the largest torque [N m]."""
+    tool = np.asarray(tool_position(model, plan.q[-1], p.tool))
+    return {"tool_error_m": float(np.linalg.norm(tool - np.asarray(p.target))),
+            "final_speed_rad_s": float(np.linalg.norm(np.asarray(plan.v[-1]))),
+            "tau_max_abs_Nm": np.abs(np.asarray(plan.tau)).max(axis=0).tolist()}
+
+
+def _run(options, params, out: Path) -> dict:
+    from ..plan.solve import solve
+    from ..viz.plots import plot_series
+
+    p, model, kw = plan_arguments(options, params)
+    q0, v0 = jnp.asarray(p.q0), jnp.asarray(p.v0)
+    t = time.perf_counter()
+    plan = jax.block_until_ready(solve(model, q0, v0, **kw))
+    first = time.perf_counter() - t
+    times = {"first_call_s": first}
+    if options["timing"]:
+        t = time.perf_counter()
+        plan = jax.block_until_ready(solve(model, q0, v0, **kw))
+        times["solve_s"] = time.perf_counter() - t
+        times["compile_s"] = max(first - times["solve_s"], 0.0)
+    np.savez_compressed(out / "plan.npz", t=np.asarray(plan.t), tau=np.asarray(plan.tau), q=np.asarray(plan.q),
+                        v=np.asarray(plan.v))
+    write_json(out / "problem.json", p.to_dict())
+    figs = []
+    if options["plots"]:
+        n = int(plan.iterations) + 1
+        hist = np.asarray(plan.cost_history)[:n]
+        figs.append(plot_series({"J": (np.arange(n), hist)}, out / "cost_history.png", xlabel="iteration",
+                                ylabel="cost J", title=f"ur5-reach, {kw['method']}"))
+        tt, tau = np.asarray(plan.t)[:-1], np.asarray(plan.tau)
+        figs.append(plot_series({f"τ{j + 1}": (tt, tau[:, j]) for j in range(tau.shape[1])}, out / "torques.png",
+                                ylabel="torque [N m]", title="planned torques (held over each step)"))
+        tool = np.asarray(jax.vmap(lambda q: tool_position(model, q, p.tool))(plan.q))
+        figs.append(plot_series({a: (np.asarray(plan.t), tool[:, k] - p.target[k]) for k, a in enumerate("xyz")},
+                                out / "tool_error.png", ylabel="tool − target [m]", title="the motion of the tool"))
+    return {"cost": float(plan.cost), "iterations": int(plan.iterations), "status": plan.message, **times,
+            **figures_of_merit(p, model, plan), "figures": [f.name for f in figs]}
+
+
+UR5_REACH = Scenario(INFO, run=_run)
