@@ -42,11 +42,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
-import jax
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")  # halves compile time (tests/conftest.py)
+
+import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
