@@ -23,6 +23,8 @@ class RawJoint:
     damping: float
     armature: float
     where: str
+    range: tuple | None = None  # (lower, upper) when limited (kept as data)
+    frictionloss: float = 0.0  # Coulomb friction F_s (every DOF of the joint)
 
 
 @dataclasses.dataclass
@@ -31,6 +33,16 @@ class RawSite:
     id: int  # MuJoCo site id (world sites included)
     pos: np.ndarray
     rot: np.ndarray
+
+
+@dataclasses.dataclass
+class RawGeom:
+    name: str | None
+    type: str
+    size: np.ndarray  # MuJoCo's 3 sizes
+    pos: np.ndarray  # in the MuJoCo body frame
+    rot: np.ndarray
+    mesh: str | None = None
 
 
 @dataclasses.dataclass
@@ -47,6 +59,7 @@ class RawBody:
     inertia: np.ndarray  # 3x3 about the COM, body axes
     sites: list
     where: str
+    geoms: list = dataclasses.field(default_factory=list)
 
 
 KIND_TO_JOINT = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical", "free": "free"}
@@ -62,8 +75,10 @@ def _fresh(base: str, used: set, suffix: str = "") -> str:
     return name
 
 
-def assemble(bodies: list[RawBody], gravity, dtype=None) -> Model:
-    """MuJoCo bodies -> diffsim model (one joint per body; see the module docstring)."""
+def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actuators=(), what="MJCF",
+             friction_width: float = 1e-3) -> Model:
+    """MuJoCo bodies -> diffsim model (one joint per body; see the module docstring). Geoms,
+    joint ranges and ``actuators`` (:class:`~diffsim.model.model.Actuator`) are kept as data."""
     b = ModelBuilder(gravity=gravity)
     used_bodies = {bd.name for bd in bodies if bd.name}
     names = [bd.name if bd.name else _fresh(f"body{i + 1}", used_bodies) for i, bd in enumerate(bodies)]
@@ -82,9 +97,12 @@ def assemble(bodies: list[RawBody], gravity, dtype=None) -> Model:
         kinds = [j.kind for j in joints]
         if not joints:
             b.add_body(name, parent, joint="fixed", joint_name=_fresh(name, used_joints, "__fixed"),
-                       pos=pos0, rot=bd.rot, mass=bd.mass, com=bd.com, inertia=bd.inertia)
+                       pos=pos0, rot=bd.rot, mass=bd.mass, com=bd.com, inertia=bd.inertia, origin=f"{what} {bd.where}")
         elif "free" in kinds:
             j = joints[kinds.index("free")]
+            if j.frictionloss != 0:
+                raise ModelError(f"{j.where}: frictionloss on a free joint is not supported (MuJoCo applies it to "
+                                 "world-frame linear velocities, diffsim's free-joint velocity is in the body frame)")
             if len(joints) > 1:
                 raise ModelError(f"{j.where}: a free joint must be the only joint of its body {name!r}")
             if bd.parent >= 0:
@@ -94,7 +112,7 @@ def assemble(bodies: list[RawBody], gravity, dtype=None) -> Model:
                 )
             b.add_body(name, None, joint="free", joint_name=j.name or _fresh(name, used_joints),
                        mass=bd.mass, com=bd.com, inertia=bd.inertia,
-                       damping=j.damping, armature=j.armature)
+                       damping=j.damping, armature=j.armature, origin=f"{what} {bd.where}")
         else:
             prev = parent
             for k, j in enumerate(joints):
@@ -115,10 +133,19 @@ def assemble(bodies: list[RawBody], gravity, dtype=None) -> Model:
                 b.add_body(bname, prev, joint=KIND_TO_JOINT[j.kind], joint_name=jname,
                            axis=j.axis if j.kind in ("hinge", "slide") else (0.0, 0.0, 1.0),
                            pos=pos, rot=rot, mass=mass, com=com, inertia=inertia,
-                           damping=j.damping, armature=j.armature)
+                           damping=j.damping, armature=j.armature, frictionloss=j.frictionloss,
+                           friction_width=friction_width, origin=f"{what} {bd.where if last else j.where}")
+                if j.range is not None:
+                    b.add_joint_limit(jname, *j.range)
                 prev = bname
             shift[i] = np.asarray(joints[-1].pos, float)
         for s in bd.sites:
             sname = s.name or _fresh(f"site{s.id}", used_sites)
             b.add_site(sname, name, pos=np.asarray(s.pos, float) - shift[i], quat=rot_to_quat(s.rot))
+        for g in bd.geoms:
+            b.add_geom(name, g.type, g.size, np.asarray(g.pos, float) - shift[i], rot_to_quat(g.rot), g.name, g.mesh)
+    for g in world_geoms:
+        b.add_geom(None, g.type, g.size, g.pos, rot_to_quat(g.rot), g.name, g.mesh)
+    for a in actuators:
+        b.add_actuator(a)
     return b.build(dtype)

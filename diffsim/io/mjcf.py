@@ -3,26 +3,36 @@
 :func:`load_mjcf` reads a file path or an XML string and returns a validated
 :class:`~diffsim.model.Model` built with :class:`~diffsim.model.ModelBuilder`.
 
-Supported: the ``<worldbody>`` body tree (``<frame>`` included); body ``pos`` and orientation
-(``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``, honouring ``<compiler angle eulerseq>``;
-MJCF's default angle unit is the degree); ``<inertial>`` (``diaginertia`` or ``fullinertia``);
-``hinge``/``slide``/``ball``/``free`` joints and ``<freejoint>`` with ``axis``, ``pos``,
-``damping``, ``armature``; ``<default>`` classes with ``class``/``childclass``;
-``<option gravity>``, ``<flag gravity="disable"/>`` and ``<flag damper="disable"/>``; sites;
-inertia inferred from primitive geoms (``<compiler inertiafromgeom>``, MuJoCo's formulas),
-``boundmass``/``boundinertia``/``balanceinertia``/``settotalmass``.
+Supported: the ``<worldbody>`` body tree (``<frame>`` included); ``<include file>`` (a
+relative path is relative to the including file; errors name the included file and line); body
+``pos`` and orientation (``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``, honouring
+``<compiler angle eulerseq>``; MJCF's default angle unit is the degree); ``<inertial>``
+(``diaginertia`` or ``fullinertia``); ``hinge``/``slide``/``ball``/``free`` joints and
+``<freejoint>`` with ``axis``, ``pos``, ``damping``, ``armature``, ``frictionloss`` (Coulomb
+friction, its sign smoothed over ``friction_width``: MuJoCo's is a constraint with a soft
+regularisation instead, so the two agree away from stiction only; not on free joints); ``<default>`` classes with
+``class``/``childclass`` (repeated top-level ``<default>`` blocks are merged into the main class,
+as MuJoCo does); ``<option gravity>``, ``<flag gravity="disable"/>``, ``<flag damper="disable"/>`` and
+``<flag frictionloss="disable"/>`` (or ``constraint="disable"``); sites; inertia inferred from primitive geoms
+(``<compiler inertiafromgeom>``, MuJoCo's formulas), ``boundmass``/``boundinertia``/
+``balanceinertia``/``settotalmass``. Inertias are checked on each body merged with its
+fixed children, with tolerances relative to the body (:func:`diffsim.model.builder.validate_inertia`).
+
+Kept as data, not simulated (one :class:`~diffsim.io.xml.UnsimulatedWarning` per load): every
+geom in ``model.geoms`` (contact geometry; contacts are not made from file geometry), joint
+ranges (``limited="true"``, or ``range`` with ``autolimits``) in ``model.joint_limits`` (not
+enforced; limits on free joints are ignored, as MuJoCo does) and ``<actuator>`` elements in
+``model.actuators`` (not applied: pass joint torques ``tau``).
 
 Ignored (no effect on the smooth dynamics): ``visual``, ``asset``, ``statistic``, ``size``,
-``custom``, cameras, lights, sensors, ``contact`` (pairs/excludes), keyframes, ``option``
-timestep/integrator/solver settings, geoms of bodies with an ``<inertial>``. **Contacts are not
-part of this release**: geoms are used for inertia only.
+``custom``, cameras, lights, sensors, ``contact`` (pairs/excludes), keyframes, ``<skin>`` (drawn
+only), ``option`` timestep/integrator/solver settings.
 
-Refused with a :class:`~diffsim.model.ModelError` naming the element: tendons, equality
-constraints, actuators (pass joint torques ``tau`` instead), joint ``stiffness``,
-``frictionloss``, limits (``limited="true"`` or ``range`` with ``autolimits``), ``springref``,
-``ref``, polynomial damping, ``gravcomp``, fluid forces (``density``/``viscosity``), mesh /
-height-field / SDF geoms where inertia must be inferred, composite/flex/replicate/attach,
-plugins, ``<include>``, unknown joint types.
+Refused with a :class:`~diffsim.model.ModelError` naming the element and its line: tendons,
+equality constraints, joint ``stiffness``, ``springref``, ``ref``,
+polynomial damping, ``gravcomp``, fluid forces (``density``/``viscosity``), mesh / height-field
+/ SDF geoms where inertia must be inferred, composite/flex/replicate/attach, plugins, unknown
+joint types, unreadable or cyclic includes.
 
 Conventions (shared with :func:`diffsim.io.from_mjmodel`):
 
@@ -51,10 +61,10 @@ import math
 import numpy as np
 
 from ..model.builder import ModelError
-from ..model.model import Model
+from ..model.model import Actuator, Model
 from ..model.rotations import axis_angle_to_rot, quat_mul, quat_to_rot, z_to_rot
-from .assemble import KIND_TO_JOINT, RawBody, RawJoint, RawSite, assemble
-from .xml import XmlDoc, boolean, floats
+from .assemble import KIND_TO_JOINT, RawBody, RawGeom, RawJoint, RawSite, assemble
+from .xml import XmlDoc, boolean, floats, warn_unsimulated
 
 _MJEPS = 1e-14  # MuJoCo's mjEPS
 
@@ -75,7 +85,6 @@ def _principal_fix(mass, inertia, boundmass, boundinertia, balance, where):
 # ======================================================================================
 
 _REFUSED_ANYWHERE = {
-    "include": "<include> is not supported: merge the included files into one MJCF file",
     "composite": "composite objects are not supported (rigid bodies only)",
     "flexcomp": "flexible (flex) objects are not supported (rigid bodies only)",
     "flex": "flexible (flex) objects are not supported (rigid bodies only)",
@@ -86,12 +95,14 @@ _REFUSED_ANYWHERE = {
 _REFUSED_SECTIONS = {
     "tendon": "tendons are not supported",
     "equality": "equality constraints are not supported",
-    "actuator": "actuators are not supported; pass joint torques (tau) to the dynamics / simulate instead",
     "deformable": "deformable objects are not supported (rigid bodies only)",
     "extension": "engine plugins are not supported",
 }
 _IGNORED_SECTIONS = {"visual", "asset", "statistic", "size", "custom", "contact", "sensor", "keyframe"}
-_KNOWN_SECTIONS = set(_REFUSED_SECTIONS) | _IGNORED_SECTIONS | {"compiler", "option", "default", "worldbody"}
+_KNOWN_SECTIONS = set(_REFUSED_SECTIONS) | _IGNORED_SECTIONS | {"compiler", "option", "default", "worldbody", "actuator"}
+_RENDERING_ONLY = {"skin"}  # children of <deformable> that MuJoCo only draws
+_ACTUATORS = {"motor", "position", "velocity", "general", "intvelocity", "damper", "cylinder", "muscle", "adhesion"}
+_TRANSMISSIONS = ("joint", "jointinparent", "tendon", "site", "slidersite", "cranksite", "body")
 _ORIENT_KEYS = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
 
 
@@ -105,11 +116,13 @@ class _Frame:
 
 
 class _MJCFParser:
-    def __init__(self, source):
+    def __init__(self, source, friction_width=1e-3):
+        self.friction_width = friction_width
         self.doc = XmlDoc(source, "MJCF")
         root = self.doc.root
         if root.tag != "mujoco":
             raise ModelError(f"MJCF: the root element must be <mujoco>, got {self.doc.where(root)}")
+        self.doc.expand_includes("include", root_tag="mujoco")
         for el in root.iter():
             if el.tag in _REFUSED_ANYWHERE:
                 raise ModelError(f"MJCF {self.doc.where(el)}: {_REFUSED_ANYWHERE[el.tag]}")
@@ -121,7 +134,7 @@ class _MJCFParser:
         for el in root.findall("compiler"):
             self._compiler(el)
         self.gravity = np.array([0.0, 0.0, -9.81])
-        self.damper = True
+        self.damper = self.frictionloss = True
         for el in root.findall("option"):
             self._option(el)
         self.defaults: dict[str, dict[str, dict]] = {}
@@ -130,8 +143,9 @@ class _MJCFParser:
         if "main" not in self.defaults:
             self.defaults["main"] = {}
         for el in root:
-            if el.tag in _REFUSED_SECTIONS and len(el):
-                raise ModelError(f"MJCF {self.doc.where(el[0])} in <{el.tag}>: {_REFUSED_SECTIONS[el.tag]}")
+            kids = [c for c in el if not (el.tag == "deformable" and c.tag in _RENDERING_ONLY)]
+            if el.tag in _REFUSED_SECTIONS and kids:
+                raise ModelError(f"MJCF {self.doc.where(kids[0])} in <{el.tag}>: {_REFUSED_SECTIONS[el.tag]}")
             if el.tag not in _KNOWN_SECTIONS:
                 raise ModelError(f"MJCF {self.doc.where(el)}: unknown or unsupported element")
 
@@ -183,14 +197,17 @@ class _MJCFParser:
                 self.gravity = np.zeros(3)
             if flag.get("damper") == "disable":
                 self.damper = False
+            if flag.get("frictionloss") == "disable" or flag.get("constraint") == "disable":
+                self.frictionloss = False
 
     def _defaults(self, el, parent):
         name = el.get("class", "main" if parent is None else None)
         if name is None:
             raise ModelError(f"MJCF {self.doc.where(el)}: a nested <default> needs a class name")
-        if name in self.defaults:
+        if name in self.defaults and not (parent is None and name == "main"):
             raise ModelError(f"MJCF {self.doc.where(el)}: repeated default class {name!r}")
-        inherited = self.defaults[parent] if parent is not None else {}
+        # a repeated top-level <default> adds to the main class (as MuJoCo merges them)
+        inherited = self.defaults[parent] if parent is not None else self.defaults.get("main", {})
         mine = {tag: dict(attrs) for tag, attrs in inherited.items()}
         for child in el:
             if child.tag == "default":
@@ -274,11 +291,13 @@ class _MJCFParser:
         bodies: list[RawBody] = []
         self._geoms: list[list] = []  # per body: (geom element, frame)
         self._explicit: list = []  # per body: (mass, com, inertia) of its <inertial>, or None
+        self._world_geoms: list[RawGeom] = []
         site_lists: list[list] = [[]]  # index 0: the world body's sites
         for wb in self.doc.root.findall("worldbody"):
             self._children(wb, -1, _Frame(), bodies, site_lists, world=True)
         if not bodies:
-            raise ModelError("MJCF: <worldbody> has no bodies")
+            wb = self.doc.root.find("worldbody")
+            raise ModelError(f"MJCF {self.doc.where(wb) if wb is not None else '<mujoco>'}: <worldbody> has no bodies")
         sid = len(site_lists[0])
         for bd, sites in zip(bodies, site_lists[1:]):
             for s in sites:
@@ -287,6 +306,7 @@ class _MJCFParser:
             bd.sites = sites
         for i, bd in enumerate(bodies):
             self._body_inertia(bd, self._geoms[i], self._explicit[i])
+            bd.geoms = [self._raw_geom(el, frame) for el, frame in self._geoms[i]]
         if self.settotalmass > 0:
             total = sum(bd.mass for bd in bodies)
             if total > 0:
@@ -297,7 +317,52 @@ class _MJCFParser:
             for bd in bodies:
                 for j in bd.joints:
                     j.damping = 0.0
-        return assemble(bodies, self.gravity, dtype)
+        if not self.frictionloss:
+            for bd in bodies:
+                for j in bd.joints:
+                    j.frictionloss = 0.0
+        model = assemble(bodies, self.gravity, dtype, world_geoms=self._world_geoms, actuators=self._actuators(),
+                         friction_width=self.friction_width)
+        warn_unsimulated(model, "MJCF", stacklevel=4)
+        return model
+
+    def _actuators(self):
+        """``<actuator>`` elements as data (:class:`~diffsim.model.model.Actuator`), MuJoCo's
+        shortcut parameters written as gainprm/biasprm (``position``: ``kp, −kp, −kv``)."""
+        out = []
+        for sec in self.doc.root.findall("actuator"):
+            for el in sec:
+                w = self.doc.where(el)
+                if el.tag not in _ACTUATORS:
+                    raise ModelError(f"MJCF {w}: unknown actuator type <{el.tag}>")
+                cname = el.get("class", "main")
+                if cname not in self.defaults:
+                    raise ModelError(f"MJCF {w}: unknown default class {cname!r}")
+                a = dict(self.defaults[cname].get("general", {}))
+                a.update(self.defaults[cname].get(el.tag, {}))
+                a.update(el.attrib)
+                trn = [t for t in _TRANSMISSIONS if t in a and t not in ("slidersite", "cranksite")]
+                if len(trn) != 1:
+                    raise ModelError(f"MJCF {w}: an actuator needs exactly one transmission target, got {trn}")
+
+                def rng(key, flag):
+                    lim = a.get(flag, "auto")
+                    on = lim == "true" or (lim == "auto" and key in a and self.autolimits)
+                    return tuple(floats(a[key], 2, w, key)) if on and key in a else None
+
+                gear = floats(a.get("gear", "1"), 6, w, "gear", allow_fewer=True)
+                gear = tuple(gear) + (0.0,) * (6 - len(gear))
+                kp = float(floats(a.get("kp", "1"), 1, w, "kp")[0])
+                kv = float(floats(a.get("kv", "1" if el.tag == "velocity" else "0"), 1, w, "kv")[0])
+                gain, bias = {
+                    "motor": ((1.0, 0.0, 0.0), (0.0, 0.0, 0.0)),
+                    "position": ((kp, 0.0, 0.0), (0.0, -kp, -kv)),
+                    "velocity": ((kv, 0.0, 0.0), (0.0, 0.0, -kv)),
+                }.get(el.tag, (tuple(floats(a.get("gainprm", "1"), 3, w, "gainprm", allow_fewer=True)),
+                               tuple(floats(a.get("biasprm", "0"), 3, w, "biasprm", allow_fewer=True))))
+                out.append(Actuator(a.get("name"), el.tag, trn[0], a[trn[0]], gear, rng("ctrlrange", "ctrllimited"),
+                                    rng("forcerange", "forcelimited"), tuple(gain), tuple(bias)))
+        return out
 
     def _children(self, el, index, frame, bodies, site_lists, world=False):
         """Walk the children of a body (``index``; -1 = world) or of a frame inside it."""
@@ -312,7 +377,9 @@ class _MJCFParser:
                 sub = _Frame(pos, rot, child.get("childclass", frame.childclass))
                 self._check_class(sub.childclass, child)
                 self._children(child, index, sub, bodies, site_lists, world)
-            elif tag in ("geom", "camera", "light") and world:
+            elif tag == "geom" and world:
+                self._world_geoms.append(self._raw_geom(child, frame))
+            elif tag in ("camera", "light") and world:
                 continue
             elif tag == "site":
                 attrs = self._attrs(child, frame.childclass)
@@ -360,6 +427,9 @@ class _MJCFParser:
             return RawJoint("free", el.get("name"), np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.0, 0.0, w)
         a = self._attrs(el, frame.childclass)
         kind = a.get("type", "hinge")
+        if kind == "free":  # MuJoCo ignores limits on free joints
+            a.pop("limited", None)
+            a.pop("range", None)
         if kind not in KIND_TO_JOINT:
             raise ModelError(f"MJCF {w}: unknown joint type {kind!r} (supported: hinge, slide, ball, free)")
 
@@ -372,24 +442,29 @@ class _MJCFParser:
             raise ModelError(f"MJCF {w}: springdamper is not supported (no joint springs)")
         if nonzero("springref"):
             raise ModelError(f"MJCF {w}: springref is not supported (no joint springs)")
-        if nonzero("frictionloss"):
-            raise ModelError(f"MJCF {w}: frictionloss={a['frictionloss']!r} is not supported (no joint friction)")
         if nonzero("ref"):
             raise ModelError(f"MJCF {w}: ref={a['ref']!r} is not supported (joint zero must be the body placement)")
         limited = a.get("limited", "auto")
         if limited not in ("true", "false", "auto"):
             raise ModelError(f"MJCF {w}: limited must be true, false or auto")
+        jrange = None
         if limited == "true" or (limited == "auto" and "range" in a and self.autolimits):
-            raise ModelError(
-                f"MJCF {w}: joint limits are not supported (limited={limited!r}, range={a.get('range')!r}); "
-                "remove the range or set limited='false'"
-            )
+            jrange = floats(a.get("range", "0 0"), 2, w, "range")
+            if kind in ("hinge", "ball") and self.degree:
+                jrange = jrange * math.pi / 180.0
+            if jrange[0] > jrange[1]:
+                raise ModelError(f"MJCF {w}: range {a.get('range')!r} has lower > upper")
+            jrange = (float(jrange[0]), float(jrange[1]))
         damping = floats(a.get("damping", "0"), 3, w, "damping", allow_fewer=True)
         if np.any(damping[1:] != 0.0):
             raise ModelError(f"MJCF {w}: polynomial damping {a['damping']!r} is not supported (linear damping only)")
         armature = float(floats(a.get("armature", "0"), 1, w, "armature")[0])
+        frictionloss = float(floats(a.get("frictionloss", "0"), 1, w, "frictionloss")[0])
+        if frictionloss < 0:
+            raise ModelError(f"MJCF {w}: frictionloss={a['frictionloss']!r} must be non-negative")
         if kind == "free":
-            return RawJoint("free", a.get("name"), np.zeros(3), np.array([0.0, 0.0, 1.0]), float(damping[0]), armature, w)
+            return RawJoint("free", a.get("name"), np.zeros(3), np.array([0.0, 0.0, 1.0]), float(damping[0]), armature, w,
+                            None, frictionloss)
         pos = frame.pos + frame.rot @ floats(a.get("pos", "0 0 0"), 3, w, "pos")
         axis = frame.rot @ floats(a.get("axis", "0 0 1"), 3, w, "axis")
         if kind in ("hinge", "slide"):
@@ -397,7 +472,7 @@ class _MJCFParser:
             if n < _MJEPS:
                 raise ModelError(f"MJCF {w}: joint axis is zero")
             axis = axis / n
-        return RawJoint(kind, a.get("name"), pos, axis, float(damping[0]), armature, w)
+        return RawJoint(kind, a.get("name"), pos, axis, float(damping[0]), armature, w, jrange, frictionloss)
 
     def _inertial(self, el, frame):
         w = self.doc.where(el)
@@ -459,19 +534,12 @@ class _MJCFParser:
         bd.mass, bd.inertia = _principal_fix(mass, I, self.boundmass, self.boundinertia, self.balanceinertia, where)
         bd.com = com
 
-    def _geom_mass(self, el, a, frame):
-        """Mass, centre and inertia (body axes) of a primitive geom (MuJoCo's ``mjCGeom``)."""
+    def _geom_shape(self, el, a, frame):
+        """Type, MuJoCo's 3 sizes, centre and axes (body frame) of a geom (``fromto`` resolved)."""
         w = self.doc.where(el)
         gtype = a.get("type", "sphere")
-        if gtype in ("mesh", "sdf", "hfield") or "mesh" in a:
-            raise ModelError(
-                f"MJCF {w}: cannot infer inertia from a {gtype} geom (meshes are not supported); "
-                "give the body an explicit <inertial>"
-            )
-        if gtype not in ("sphere", "capsule", "cylinder", "ellipsoid", "box", "plane"):
+        if gtype not in ("sphere", "capsule", "cylinder", "ellipsoid", "box", "plane", "mesh", "sdf", "hfield"):
             raise ModelError(f"MJCF {w}: unknown geom type {gtype!r}")
-        if "shellinertia" in a and boolean(a["shellinertia"], w, "shellinertia"):
-            raise ModelError(f"MJCF {w}: shellinertia is not supported; give the body an explicit <inertial>")
         size = np.zeros(3)
         if "size" in a:
             s = floats(a["size"], 3, w, "size", allow_fewer=True)
@@ -491,6 +559,25 @@ class _MJCFParser:
             pos, R = frame.pos + frame.rot @ pos, frame.rot @ R
         else:
             pos, R = self._placement(a, w, frame)
+        return gtype, size, pos, R
+
+    def _raw_geom(self, el, frame):
+        a = self._attrs(el, frame.childclass)
+        gtype, size, pos, R = self._geom_shape(el, a, frame)
+        return RawGeom(a.get("name"), gtype, size, pos, R, a.get("mesh"))
+
+    def _geom_mass(self, el, a, frame):
+        """Mass, centre and inertia (body axes) of a primitive geom (MuJoCo's ``mjCGeom``)."""
+        w = self.doc.where(el)
+        gtype = a.get("type", "sphere")
+        if gtype in ("mesh", "sdf", "hfield") or "mesh" in a:
+            raise ModelError(
+                f"MJCF {w}: cannot infer inertia from a {gtype} geom (meshes are not supported); "
+                "give the body an explicit <inertial>"
+            )
+        if "shellinertia" in a and boolean(a["shellinertia"], w, "shellinertia"):
+            raise ModelError(f"MJCF {w}: shellinertia is not supported; give the body an explicit <inertial>")
+        gtype, size, pos, R = self._geom_shape(el, a, frame)
         r = size[0]
         if gtype == "sphere":
             vol = 4 * math.pi * r**3 / 3
@@ -536,7 +623,7 @@ class _MJCFParser:
         return np.zeros(3)
 
 
-def load_mjcf(source, *, dtype=None) -> Model:
+def load_mjcf(source, *, friction_width: float = 1e-3, dtype=None) -> Model:
     """Load the rigid-body subset of an MJCF model (file path or XML string).
 
     Returns a :class:`~diffsim.model.Model` whose ``q``/``v`` layout equals MuJoCo's
@@ -544,6 +631,9 @@ def load_mjcf(source, *, dtype=None) -> Model:
     Bodies with several joints become chains of massless bodies ``<body>__<joint>``; joint
     anchors become body origins (see this module's docstring for every convention).
     Unsupported features raise :class:`~diffsim.model.ModelError` naming the element and
-    its line. ``dtype`` is passed to :meth:`ModelBuilder.build`.
+    its line. ``friction_width`` [rad/s | m/s] is the smoothing width ``ε`` of the Coulomb joint
+    friction ``frictionloss`` (``F_s tanh(q̇/ε)``, see :func:`diffsim.model.joint_passive_forces`;
+    per joint afterwards as the named parameter ``joint.<j>.friction_width``). ``dtype`` is
+    passed to :meth:`ModelBuilder.build`.
     """
-    return _MJCFParser(source).parse(dtype)
+    return _MJCFParser(source, friction_width).parse(dtype)

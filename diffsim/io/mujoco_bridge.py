@@ -26,9 +26,14 @@ from ..model.builder import ModelError
 from ..model.joints import JointType
 from ..model.model import Model
 from ..model.rotations import quat_to_rot
-from .assemble import RawBody, RawJoint, RawSite, assemble
+from ..model.model import Actuator
+from .assemble import RawBody, RawGeom, RawJoint, RawSite, assemble
+from .xml import warn_unsimulated
 
 _MJ_KIND = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}  # mjtJoint
+_GEOM_TYPES = {0: "plane", 1: "hfield", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box",
+               7: "mesh", 8: "sdf"}  # mjtGeom
+_TRN = {0: "joint", 1: "jointinparent", 2: "slidercrank", 3: "tendon", 4: "site", 5: "body"}  # mjtTrn
 
 
 def _name(mujoco, m, objtype, i):
@@ -36,23 +41,27 @@ def _name(mujoco, m, objtype, i):
     return n if n else None
 
 
-def from_mjmodel(mjmodel, *, dtype=None) -> Model:
+def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
     """Convert a compiled ``mujoco.MjModel`` (rigid subset) to a diffsim :class:`Model`.
 
     Uses ``body_pos/quat``, ``body_ipos/iquat/mass/inertia``, ``jnt_type/axis/pos``,
-    ``dof_damping/armature``, ``opt.gravity`` (and the gravity/damper disable flags) and the
-    sites. Raises :class:`~diffsim.model.ModelError` for tendons, equality constraints,
-    actuators, joint stiffness, friction loss, limits, ``ref``/``springref``, gravity
-    compensation, fluid forces, flex objects and plugins.
+    ``dof_damping/armature/frictionloss`` (Coulomb friction smoothed over ``friction_width``,
+    zero when MuJoCo's frictionloss or constraints are disabled), ``opt.gravity`` (and the gravity/damper disable flags) and the
+    sites. Geoms, joint ranges (``jnt_limited``; free joints' are ignored) and actuators are kept
+    as data (``model.geoms``, ``model.joint_limits``, ``model.actuators``; one
+    :class:`~diffsim.io.xml.UnsimulatedWarning`). Raises :class:`~diffsim.model.ModelError` for
+    tendons, equality constraints, joint stiffness, ``ref``/``springref``,
+    gravity compensation, fluid forces, flex objects and plugins.
     """
     import mujoco  # optional dependency (the test extra): only this function needs it
 
     m = mjmodel
     OBJ = mujoco.mjtObj
+    trn_obj = {"joint": OBJ.mjOBJ_JOINT, "jointinparent": OBJ.mjOBJ_JOINT, "tendon": OBJ.mjOBJ_TENDON,
+                "site": OBJ.mjOBJ_SITE, "body": OBJ.mjOBJ_BODY, "slidercrank": OBJ.mjOBJ_SITE}
     refuse = [
         (m.ntendon, "tendons are not supported"),
         (m.neq, "equality constraints are not supported"),
-        (m.nu, "actuators are not supported; pass joint torques (tau) to the dynamics / simulate instead"),
         (m.nflex, "flexible (flex) objects are not supported"),
         (m.nplugin, "engine plugins are not supported"),
     ]
@@ -73,10 +82,6 @@ def from_mjmodel(mjmodel, *, dtype=None) -> Model:
         q0 = int(m.jnt_qposadr[j])
         if m.jnt_stiffness[j] != 0 or np.any(m.jnt_stiffnesspoly[j] != 0):
             raise ModelError(f"MjModel {jwhere(j)}: joint stiffness is not supported (no joint springs)")
-        if np.any(m.dof_frictionloss[d0:d0 + nd] != 0):
-            raise ModelError(f"MjModel {jwhere(j)}: frictionloss is not supported (no joint friction)")
-        if m.jnt_limited[j]:
-            raise ModelError(f"MjModel {jwhere(j)}: joint limits are not supported")
         if np.any(m.dof_dampingpoly[d0:d0 + nd] != 0):
             raise ModelError(f"MjModel {jwhere(j)}: polynomial damping is not supported")
         if kind in ("hinge", "slide"):
@@ -86,10 +91,11 @@ def from_mjmodel(mjmodel, *, dtype=None) -> Model:
                 raise ModelError(f"MjModel {jwhere(j)}: springref is not supported (no joint springs)")
         if np.any(m.dof_damping[d0:d0 + nd] != m.dof_damping[d0]) or np.any(
             m.dof_armature[d0:d0 + nd] != m.dof_armature[d0]
-        ):
-            raise ModelError(f"MjModel {jwhere(j)}: damping/armature must be equal on all dofs of a joint")
+        ) or np.any(m.dof_frictionloss[d0:d0 + nd] != m.dof_frictionloss[d0]):
+            raise ModelError(f"MjModel {jwhere(j)}: damping/armature/frictionloss must be equal on all dofs of a joint")
 
     no_damper = bool(m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_DAMPER)
+    no_friction = bool(m.opt.disableflags & (mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT))
     bodies = []
     for b in range(1, m.nbody):
         bname = _name(mujoco, m, OBJ.mjOBJ_BODY, b)
@@ -101,9 +107,11 @@ def from_mjmodel(mjmodel, *, dtype=None) -> Model:
             kind = _MJ_KIND[int(m.jnt_type[j])]
             d0 = int(m.jnt_dofadr[j])
             pos = np.zeros(3) if kind == "free" else np.array(m.jnt_pos[j], float)
+            jrange = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if m.jnt_limited[j] and kind != "free" else None
             joints.append(RawJoint(
                 kind, _name(mujoco, m, OBJ.mjOBJ_JOINT, j), pos, np.array(m.jnt_axis[j], float),
-                0.0 if no_damper else float(m.dof_damping[d0]), float(m.dof_armature[d0]), jwhere(j)))
+                0.0 if no_damper else float(m.dof_damping[d0]), float(m.dof_armature[d0]), jwhere(j), jrange,
+                0.0 if no_friction else float(m.dof_frictionloss[d0])))
         Ri = quat_to_rot(m.body_iquat[b])
         mass = float(m.body_mass[b])
         # MuJoCo copies the body pos into ipos when a body has no mass at all: meaningless
@@ -116,8 +124,29 @@ def from_mjmodel(mjmodel, *, dtype=None) -> Model:
         if b > 0:
             bodies[b - 1].sites.append(RawSite(
                 _name(mujoco, m, OBJ.mjOBJ_SITE, s), s, np.array(m.site_pos[s], float), quat_to_rot(m.site_quat[s])))
+    world_geoms = []
+    for g in range(m.ngeom):
+        gt = _GEOM_TYPES.get(int(m.geom_type[g]), str(int(m.geom_type[g])))
+        mesh = _name(mujoco, m, OBJ.mjOBJ_MESH, int(m.geom_dataid[g])) if gt == "mesh" else None
+        raw = RawGeom(_name(mujoco, m, OBJ.mjOBJ_GEOM, g), gt, np.array(m.geom_size[g], float),
+                      np.array(m.geom_pos[g], float), quat_to_rot(m.geom_quat[g]), mesh)
+        b = int(m.geom_bodyid[g])
+        (bodies[b - 1].geoms if b > 0 else world_geoms).append(raw)
+    actuators = []
+    for a in range(m.nu):
+        trn = _TRN.get(int(m.actuator_trntype[a]), str(int(m.actuator_trntype[a])))
+        tid = int(m.actuator_trnid[a][0])
+        target = _name(mujoco, m, trn_obj[trn], tid) if trn in trn_obj else None
+        actuators.append(Actuator(
+            _name(mujoco, m, OBJ.mjOBJ_ACTUATOR, a), "general", trn, target, tuple(float(x) for x in m.actuator_gear[a]),
+            tuple(float(x) for x in m.actuator_ctrlrange[a]) if m.actuator_ctrllimited[a] else None,
+            tuple(float(x) for x in m.actuator_forcerange[a]) if m.actuator_forcelimited[a] else None,
+            tuple(float(x) for x in m.actuator_gainprm[a][:3]), tuple(float(x) for x in m.actuator_biasprm[a][:3])))
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
-    return assemble(bodies, gravity, dtype)
+    model = assemble(bodies, gravity, dtype, world_geoms=world_geoms, actuators=actuators, what="MjModel",
+                     friction_width=friction_width)
+    warn_unsimulated(model, "MjModel", stacklevel=3)
+    return model
 
 
 def _convert_free_velocities(model: Model, q, v, to_mj: bool):

@@ -12,15 +12,25 @@
   parent joint frame's xy-plane);
 * ``<inertial>``: ``<origin xyz rpy>`` (COM and inertia axes), ``<mass value>``,
   ``<inertia ixx ixy ixz iyy iyz izz>``; a link without one is massless;
-* ``<dynamics damping>`` -> viscous joint damping (every DOF of the joint).
+* ``<dynamics damping friction>`` -> viscous joint damping and Coulomb joint friction
+  ``frictionloss`` (every DOF of the joint), the friction's sign smoothed over
+  ``friction_width`` (argument of :func:`load_urdf`, default ``1e-3`` rad/s | m/s; per joint
+  afterwards as the named parameter ``joint.<j>.friction_width``), see
+  :func:`diffsim.model.joint_passive_forces`.
 
-**Joint limits are not enforced**: ``<limit>`` (required by URDF for revolute and prismatic
-joints) is read for nothing; effort/velocity limits, ``<safety_controller>`` and
-``<calibration>`` are ignored too, as are visual and collision geometry, ``<material>``,
-``<transmission>`` and ``<gazebo>``. Refused with a :class:`~diffsim.model.ModelError` naming
-the element: ``<mimic>``, ``<dynamics friction>`` ≠ 0, zero axes, unknown joint types, planar
-joints whose normal is not ``z``, and malformed trees (several roots, a link with two parents,
-unknown links). Gravity is ``(0, 0, −9.81)`` m/s² (URDF has no gravity element).
+Kept as data, not simulated: ``<limit lower upper>`` of revolute/prismatic joints in
+``model.joint_limits`` and ``effort`` in ``model.actuators`` (kind ``"effort"``, a torque bound);
+``<collision>`` geometry (sphere, box, cylinder, capsule, mesh) in ``model.geoms`` (one warning
+per load: contacts are not made from file geometry). Ignored: velocity limits,
+``<safety_controller>``, ``<calibration>``, visual geometry, ``<material>``, ``<transmission>``
+and ``<gazebo>``. Inertias are checked on each link merged with its fixed-joint children, with
+tolerances relative to the link (see :func:`diffsim.model.builder.validate_inertia`); an inertia
+that violates the triangle inequality is warned about (Pinocchio accepts it), not refused.
+Refused with a :class:`~diffsim.model.ModelError` naming the element and its line: ``<mimic>``,
+negative damping/friction, zero axes, unknown joint types, planar joints whose normal is not
+``z``, malformed trees (several roots, a link with two parents, unknown links), and a link
+whose joint moves no mass (named with its ``<link>`` line). Gravity is ``(0, 0, −9.81)`` m/s²
+(URDF has no gravity element).
 
 Names: bodies are the link names, joints the URDF joint names; the root link's joint is
 ``root_joint`` with ``floating_base=True`` (free) and the root link's name otherwise (fixed),
@@ -33,9 +43,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.builder import ModelBuilder, ModelError
-from ..model.model import Model
-from ..model.rotations import rpy_to_rot
-from .xml import XmlDoc, floats
+from ..model.model import Actuator, Model
+from ..model.rotations import rot_to_quat, rpy_to_rot
+from .xml import XmlDoc, floats, warn_unsimulated
 
 _TYPES = {
     "revolute": "revolute",
@@ -76,13 +86,36 @@ def _link_inertia(doc, link):
     return mass, com, R @ I @ R.T
 
 
-def load_urdf(source, floating_base: bool = False, *, dtype=None) -> Model:
+def _collisions(doc, b, link):
+    """The link's ``<collision>`` shapes as data (MuJoCo's size convention: half sizes)."""
+    for col in link.findall("collision"):
+        geo = col.find("geometry")
+        if geo is None or not len(geo):
+            continue
+        shape = geo[0]
+        w = doc.where(shape)
+        size, mesh = np.zeros(3), None
+        if shape.tag == "sphere":
+            size[0] = floats(shape.get("radius", "0"), 1, w, "radius")[0]
+        elif shape.tag == "box":
+            size = 0.5 * floats(shape.get("size", "0 0 0"), 3, w, "size")
+        elif shape.tag in ("cylinder", "capsule"):
+            size[0] = floats(shape.get("radius", "0"), 1, w, "radius")[0]
+            size[1] = 0.5 * floats(shape.get("length", "0"), 1, w, "length")[0]
+        elif shape.tag == "mesh":
+            mesh = shape.get("filename")
+        pos, R = _origin(doc, col)
+        b.add_geom(link.get("name"), shape.tag, size, pos, rot_to_quat(R), col.get("name"), mesh)
+
+
+def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e-3, dtype=None) -> Model:
     """Load a URDF robot (file path or XML string) as a :class:`~diffsim.model.Model`.
 
     ``floating_base=True`` attaches the root link to the world with a free joint (named
-    ``root_joint``); otherwise the root link is fixed to the world. Joint limits are ignored
-    (not enforced). See this module's docstring for the mapping and the refused features.
-    ``dtype`` is passed to :meth:`ModelBuilder.build`.
+    ``root_joint``); otherwise the root link is fixed to the world. Joint limits are kept as
+    data (not enforced). ``friction_width`` [rad/s | m/s] smooths the sign of the Coulomb joint
+    friction ``<dynamics friction>``. See this module's docstring for the mapping and the
+    refused features. ``dtype`` is passed to :meth:`ModelBuilder.build`.
     """
     doc = XmlDoc(source, "URDF")
     robot = doc.root
@@ -97,7 +130,7 @@ def load_urdf(source, floating_base: bool = False, *, dtype=None) -> Model:
             raise ModelError(f"URDF {doc.where(link)}: duplicate link name {name!r}")
         links[name] = link
     if not links:
-        raise ModelError("URDF: the robot has no links")
+        raise ModelError(f"URDF {doc.where(robot)}: the robot has no links")
 
     joints, parent_of = [], {}
     for joint in robot.findall("joint"):
@@ -133,13 +166,13 @@ def load_urdf(source, floating_base: bool = False, *, dtype=None) -> Model:
         )
     root = roots[0]
     joint_names = {j.get("name") for j, _, _ in joints}
-    b = ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    b = ModelBuilder(gravity=(0.0, 0.0, -9.81), physical_inertia="warn")
     mass, com, inertia = _link_inertia(doc, links[root])
     rname = "root_joint" if floating_base else root
     if rname in joint_names:
         rname += "__root"
     b.add_body(root, None, joint="free" if floating_base else "fixed", joint_name=rname,
-               mass=mass, com=com, inertia=inertia)
+               mass=mass, com=com, inertia=inertia, origin=f"URDF {doc.where(links[root])}")
 
     for joint, parent, child in joints:
         w = doc.where(joint)
@@ -159,15 +192,34 @@ def load_urdf(source, floating_base: bool = False, *, dtype=None) -> Model:
                 f"URDF {w}: planar joints are supported only with the plane normal along z "
                 f"(axis 0 0 1), got {axis.tolist()}; rotate the joint origin so that the normal is z"
             )
-        damping = 0.0
+        damping = friction = 0.0
         dyn = joint.find("dynamics")
         if dyn is not None:
             wd = doc.where(dyn)
             damping = float(floats(dyn.get("damping", "0"), 1, wd, "damping")[0])
-            if float(floats(dyn.get("friction", "0"), 1, wd, "friction")[0]) != 0.0:
-                raise ModelError(f"URDF {wd} of joint {joint.get('name')!r}: joint friction is not supported")
+            friction = float(floats(dyn.get("friction", "0"), 1, wd, "friction")[0])
+            if damping < 0 or friction < 0:
+                raise ModelError(f"URDF {wd} of joint {joint.get('name')!r}: damping and friction must be non-negative")
         mass, com, inertia = _link_inertia(doc, links[child])
         b.add_body(child, parent, joint=jtype, joint_name=joint.get("name"),
                    axis=axis if jtype in ("revolute", "prismatic") else (0.0, 0.0, 1.0),
-                   pos=pos, rot=R, mass=mass, com=com, inertia=inertia, damping=damping)
-    return b.build(dtype)
+                   pos=pos, rot=R, mass=mass, com=com, inertia=inertia, damping=damping,
+                   frictionloss=friction, friction_width=friction_width, origin=f"URDF {doc.where(links[child])}")
+        lim = joint.find("limit")
+        if lim is not None and jtype in ("revolute", "prismatic"):
+            wl = doc.where(lim)
+            val = {k: float(floats(lim.get(k), 1, wl, k)[0]) for k in ("lower", "upper", "effort") if k in lim.attrib}
+            if joint.get("type") != "continuous" and ("lower" in val or "upper" in val):
+                lo, hi = val.get("lower", 0.0), val.get("upper", 0.0)
+                if lo > hi:
+                    raise ModelError(f"URDF {wl} of joint {joint.get('name')!r}: lower {lo} > upper {hi}")
+                b.add_joint_limit(joint.get("name"), lo, hi)
+            if val.get("effort", 0.0) > 0:
+                e = val["effort"]
+                b.add_actuator(Actuator(joint.get("name"), "effort", "joint", joint.get("name"),
+                                        (1.0, 0.0, 0.0, 0.0, 0.0, 0.0), None, (-e, e)))
+    for link in links.values():
+        _collisions(doc, b, link)
+    model = b.build(dtype)
+    warn_unsimulated(model, "URDF")
+    return model

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from xml.parsers import expat
 
@@ -14,18 +15,24 @@ from ..model.builder import ModelError
 
 
 class XmlDoc:
-    """A parsed XML document: the root element and the source line of every element."""
+    """A parsed XML document: the root element and the source file and line of every element."""
 
     def __init__(self, source, what: str):
         text, self.filename = read_source(source, what)
+        self.what = what
+        self._lines: dict[int, int] = {}
+        self._files: dict[int, str] = {}
+        self._keep: list = []  # keeps elements alive so that id() stays unique
+        self.root = self._parse(text, self.filename)
+
+    def _parse(self, text, filename):
         tb = ET.TreeBuilder()
         parser = expat.ParserCreate()
-        self._lines: dict[int, int] = {}
-        self._keep: list = []  # keeps elements alive so that id() stays unique
 
         def start(tag, attrs):
             el = tb.start(tag, attrs)
             self._lines[id(el)] = parser.CurrentLineNumber
+            self._files[id(el)] = filename
             self._keep.append(el)
 
         parser.StartElementHandler = start
@@ -34,14 +41,55 @@ class XmlDoc:
         try:
             parser.Parse(text, True)
         except expat.ExpatError as e:
-            raise ModelError(f"{what}: malformed XML in {self.filename}: {e}") from None
-        self.root = tb.close()
+            raise ModelError(f"{self.what}: malformed XML in {filename}: {e}") from None
+        return tb.close()
+
+    def expand_includes(self, tag="include", root_tag=None):
+        """Replace every ``<include file=...>`` by the children of the included file's root
+        (MJCF semantics), recursively; a relative path is relative to the directory of the file
+        that includes it (the current directory for a document given as a string). Elements
+        keep their own file and line for error messages."""
+        self._expand(self.root, (os.path.abspath(self.filename),) if self.filename != "<string>" else (), tag, root_tag)
+
+    def _expand(self, parent, chain, tag, root_tag):
+        k = 0
+        while k < len(parent):
+            el = parent[k]
+            if el.tag != tag:
+                self._expand(el, chain, tag, root_tag)
+                k += 1
+                continue
+            w = self.where(el)
+            if not el.get("file"):
+                raise ModelError(f"{self.what} {w}: an <{tag}> needs a file attribute")
+            here = self._files.get(id(el), "<string>")
+            base = os.path.dirname(os.path.abspath(here)) if here != "<string>" else os.getcwd()
+            path = os.path.abspath(os.path.join(base, el.get("file")))
+            if path in chain:
+                raise ModelError(f"{self.what} {w}: {el.get('file')!r} includes itself (include cycle)")
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError as e:
+                raise ModelError(f"{self.what} {w}: cannot read included file {path!r}: {e.strerror}") from None
+            sub = self._parse(text, path)
+            if root_tag is not None and sub.tag != root_tag:
+                raise ModelError(f"{self.what} {w}: the root element of {path!r} must be <{root_tag}>, got <{sub.tag}>")
+            self._expand(sub, chain + (path,), tag, root_tag)
+            parent.remove(el)
+            for j, child in enumerate(list(sub)):
+                parent.insert(k + j, child)
+            k += len(sub)
 
     def where(self, el) -> str:
-        """``<tag name='...'> (line N)``: how error messages name an element."""
+        """``<tag name='...'> (line N)``: how error messages name an element (with the file's
+        name when the element comes from an included file)."""
         name = el.get("name")
         label = f"<{el.tag} name={name!r}>" if name else f"<{el.tag}>"
         line = self._lines.get(id(el))
+        f = self._files.get(id(el))
+        if line and f not in (None, self.filename):
+            return f"{label} ({os.path.basename(f)} line {line})"
         return f"{label} (line {line})" if line else label
 
 
@@ -77,3 +125,22 @@ def boolean(value, where, attr):
     if v in ("false", "0"):
         return False
     raise ModelError(f"{where}: attribute {attr}={value!r} must be 'true' or 'false'")
+
+
+def warn_unsimulated(model, what: str, stacklevel: int = 3):
+    """One warning per load naming what a file describes that the model keeps as data only."""
+    parts = []
+    if model.geoms:
+        kinds = sorted({g.type for g in model.geoms})
+        parts.append(f"{len(model.geoms)} geoms ({', '.join(kinds)}) in model.geoms: contacts are not made "
+                     "from file geometry (add them with diffsim.contact)")
+    if model.joint_limits:
+        parts.append(f"{len(model.joint_limits)} joint ranges in model.joint_limits are not enforced")
+    if model.actuators:
+        parts.append(f"{len(model.actuators)} actuators in model.actuators are not applied (pass joint torques tau)")
+    if parts:
+        warnings.warn(f"{what}: kept as data, not simulated: " + "; ".join(parts), UnsimulatedWarning, stacklevel=stacklevel)
+
+
+class UnsimulatedWarning(UserWarning):
+    """A file describes something (geoms, limits, actuators) that the loaded model keeps as data only."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Sequence
 
 import jax
@@ -11,8 +12,8 @@ import numpy as np
 
 from .flexbody import FlexBody
 from .joints import NV, USES_AXIS, JointType
-from .model import Model
-from .rotations import quat_to_rot
+from .model import Actuator, Geom, JointLimit, Model
+from .rotations import quat_to_rot, rot_to_quat
 from .topology import Topology
 
 
@@ -73,8 +74,11 @@ def _rotation(quat, rot, owner):
     return np.eye(3)
 
 
-def validate_inertia(inertia, mass, owner):
-    """Symmetric, positive (semi-)definite for massless bodies, triangle inequality."""
+_GYRATION_FLOOR = 1e-7  # m: a radius of gyration below 0.1 µm is a zero moment (round-off in a file)
+
+
+def inertia_matrix(inertia, owner):
+    """The 3x3 inertia of a 3-vector (diagonal) or a 3x3: shape, finite and symmetric checked."""
     I = np.asarray(inertia, float)
     if I.shape == (3,):
         I = np.diag(I)
@@ -84,20 +88,36 @@ def validate_inertia(inertia, mass, owner):
         raise ModelError(f"{owner}: inertia has non-finite entries")
     if not np.allclose(I, I.T, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(I).max())):
         raise ModelError(f"{owner}: inertia is not symmetric: {I.tolist()}")
-    ev = np.linalg.eigvalsh(0.5 * (I + I.T))
-    tol = 1e-12 * max(1.0, np.abs(ev).max())
-    if mass > 0 and ev.min() <= tol:
-        raise ModelError(f"{owner}: inertia is not positive definite (eigenvalues {ev.tolist()})")
-    if mass == 0 and ev.min() < -tol:
-        raise ModelError(f"{owner}: inertia of a massless body has negative eigenvalues {ev.tolist()}")
-    a, b, c = ev
-    slack = 1e-9 * max(1.0, ev.max())
-    if a + b < c - slack:
-        raise ModelError(
-            f"{owner}: principal moments {ev.tolist()} violate the triangle inequality "
-            "(I1 + I2 >= I3): no physical mass distribution has this inertia"
-        )
     return 0.5 * (I + I.T)
+
+
+def validate_inertia(inertia, mass, owner, *, physical="error"):
+    """Check the rotational inertia ``I`` (about the COM) of a body of mass ``m``.
+
+    Tolerances are relative to the body's own scale: with principal moments
+    ``λ1 ≤ λ2 ≤ λ3``, round-off is ``tol = 1e-9 λ3 + m ρ²`` with ``ρ = 0.1 µm`` (a radius of
+    gyration below that is a zero moment, e.g. a point mass written with ``1e-35`` entries).
+    Refused: ``λ1 < −tol`` (not positive semi-definite). The triangle inequality
+    ``λ1 + λ2 ≥ λ3 − tol`` (a physical mass distribution) is refused when ``physical="error"``,
+    warned about with ``"warn"`` and not checked with ``"ignore"``. A point mass (``I = 0``,
+    ``m > 0``) is accepted. Returns the symmetrised matrix."""
+    I = inertia_matrix(inertia, owner)
+    ev = np.linalg.eigvalsh(I)
+    tol = 1e-9 * abs(ev).max() + mass * _GYRATION_FLOOR**2
+    if ev.min() < -tol:
+        kind = "a massless body" if mass == 0 else "a body"
+        raise ModelError(
+            f"{owner}: inertia is not positive definite (eigenvalues {ev.tolist()}): the inertia of {kind} "
+            "has a negative principal moment beyond round-off"
+        )
+    a, b, c = ev
+    if physical != "ignore" and a + b < c - tol:
+        msg = (f"{owner}: principal moments {ev.tolist()} violate the triangle inequality "
+               "(I1 + I2 >= I3): no physical mass distribution has this inertia")
+        if physical == "error":
+            raise ModelError(msg)
+        warnings.warn(msg, stacklevel=3)
+    return I
 
 
 @dataclasses.dataclass
@@ -117,6 +137,11 @@ class _Body:
     frictionloss: np.ndarray
     friction_width: np.ndarray
     flex: object = None
+    origin: str | None = None  # where the body comes from (a file element), named in errors
+
+    @property
+    def owner(self) -> str:
+        return f"body {self.name!r}" + (f" [{self.origin}]" if self.origin else "")
 
 
 def _cast(tree, dtype):
@@ -142,9 +167,18 @@ class ModelBuilder:
     >>> model = b.build()
     """
 
-    def __init__(self, gravity: Sequence[float] = (0.0, 0.0, -9.81)):
+    def __init__(self, gravity: Sequence[float] = (0.0, 0.0, -9.81), *, physical_inertia: str = "error"):
+        """``physical_inertia``: what :meth:`build` does with an inertia that violates the
+        triangle inequality, ``"error"`` (default), ``"warn"`` or ``"ignore"`` (see
+        :func:`validate_inertia`)."""
+        if physical_inertia not in ("error", "warn", "ignore"):
+            raise ModelError(f"physical_inertia must be 'error', 'warn' or 'ignore', got {physical_inertia!r}")
+        self.physical_inertia = physical_inertia
         self._bodies: list[_Body] = []
         self._sites: list[_Site] = []
+        self._geoms: list[Geom] = []
+        self._limits: list[JointLimit] = []
+        self._actuators: list[Actuator] = []
         self.gravity = _vec(gravity, (3,), "gravity", "model")
 
     def set_gravity(self, gravity):
@@ -170,6 +204,7 @@ class ModelBuilder:
         frictionloss=0.0,
         friction_width=1e-3,
         flex=None,
+        origin: str | None = None,
     ):
         """Add a body attached to ``parent`` (``None``: the world) by a joint.
 
@@ -185,8 +220,11 @@ class ModelBuilder:
         link flexible; ``mass``/``com``/``inertia`` are then its rigid part (hub), and its
         children attach to the deformed distal end (their ``pos``/``quat`` are relative to the
         end frame).
+
+        ``origin`` (e.g. ``"URDF <link name='a'> (line 12)"``) is appended to the errors that
+        :meth:`build` raises about this body.
         """
-        owner = f"body {name!r}"
+        owner = f"body {name!r}" + (f" [{origin}]" if origin else "")
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}")
         if any(b.name == name for b in self._bodies):
@@ -201,7 +239,7 @@ class ModelBuilder:
         pos = _vec(pos, (3,), "pos", owner)
         R = _rotation(quat, rot, owner)
         com = _vec(com, (3,), "com", owner)
-        inertia = validate_inertia(inertia, mass, owner)
+        inertia = inertia_matrix(inertia, owner)  # definiteness: checked in build(), fixed children merged
         nv = NV[jtype]
         per_dof = {}
         for what, value in (("damping", damping), ("armature", armature), ("frictionloss", frictionloss),
@@ -222,7 +260,7 @@ class ModelBuilder:
                 raise ModelError(f"{owner}: a flexible link needs at least one mode")
         self._bodies.append(
             _Body(name, parent, jtype, joint_name or name, axis, pos, R, mass, com, inertia, per_dof["damping"],
-                  per_dof["armature"], per_dof["frictionloss"], per_dof["friction_width"], flex)
+                  per_dof["armature"], per_dof["frictionloss"], per_dof["friction_width"], flex, origin)
         )
         return self
 
@@ -233,6 +271,30 @@ class ModelBuilder:
             raise ModelError(f"{owner}: a site with this name already exists")
         R = _rotation(quat, None, owner)
         self._sites.append(_Site(name, body, _vec(pos, (3,), "pos", owner), R))
+        return self
+
+    def add_geom(self, body: str | None, type: str, size=(0.0, 0.0, 0.0), pos=(0.0, 0.0, 0.0), quat=None,
+                 name: str | None = None, mesh: str | None = None):
+        """Keep a geom as data on the model (``Model.geoms``; ``body=None``: the world). The
+        model does not simulate it: contact geometry is data for :mod:`diffsim.contact`."""
+        owner = f"geom {name!r}" if name else f"geom of body {body!r}"
+        q = _rotation(quat, None, owner)
+        self._geoms.append(Geom(name, body, str(type), tuple(float(x) for x in _vec(size, (3,), "size", owner)),
+                                tuple(float(x) for x in _vec(pos, (3,), "pos", owner)),
+                                tuple(float(x) for x in rot_to_quat(q)), mesh))
+        return self
+
+    def add_joint_limit(self, joint: str, lower: float, upper: float):
+        """Keep a joint range ``[lower, upper]`` as data (``Model.joint_limits``; not enforced)."""
+        lower, upper = float(lower), float(upper)
+        if not lower <= upper:
+            raise ModelError(f"joint {joint!r}: limit lower {lower} > upper {upper}")
+        self._limits.append(JointLimit(joint, lower, upper, False))
+        return self
+
+    def add_actuator(self, actuator: Actuator):
+        """Keep an actuator as data (``Model.actuators``; not applied: pass ``tau``)."""
+        self._actuators.append(actuator)
         return self
 
     def build(self, dtype=None) -> Model:
@@ -269,12 +331,19 @@ class ModelBuilder:
         for i, b in enumerate(bodies):
             if NV[b.joint] > 0 and sub_mass[i] <= 0:
                 raise ModelError(
-                    f"body {b.name!r}: its {b.joint.value} joint moves a subtree with zero mass, "
+                    f"{b.owner}: its {b.joint.value} joint moves a subtree with zero mass, "
                     "so the mass matrix would be singular"
                 )
+        self._check_composite_inertias(bodies, parent)
         for s in self._sites:
             if s.body not in index:
                 raise ModelError(f"site {s.name!r}: unknown body {s.body!r}")
+        for g in self._geoms:
+            if g.body is not None and g.body not in index:
+                raise ModelError(f"geom {g.name!r}: unknown body {g.body!r}")
+        for lim in self._limits:
+            if lim.joint not in joint_names:
+                raise ModelError(f"joint limit: unknown joint {lim.joint!r}")
         topo = Topology(
             body_names=tuple(order),
             parent=parent,
@@ -302,7 +371,38 @@ class ModelBuilder:
             site_pos=f([s.pos for s in self._sites] if ns else np.zeros((0, 3))),
             site_rot=f([s.rot for s in self._sites] if ns else np.zeros((0, 3, 3))),
             flex=tuple(None if b.flex is None else _cast(b.flex, dtype) for b in bodies) if topo.n_modes else (),
+            geoms=tuple(self._geoms),
+            joint_limits=tuple(self._limits),
+            actuators=tuple(self._actuators),
         )
+
+    def _check_composite_inertias(self, bodies, parent):
+        """:func:`validate_inertia` on each body merged with its fixed-joint descendants (what
+        the dynamics sees: a massive point or an indefinite CAD inertia on a fixed child of a
+        real body is fine). Children attached to a flexible link are checked on their own."""
+        comp = [(b.mass, b.com.copy(), b.inertia.copy()) for b in bodies]
+        merged = [[] for _ in bodies]
+        for i in reversed(range(len(bodies))):
+            b, p = bodies[i], parent[i]
+            if b.joint is not JointType.FIXED or p < 0 or bodies[p].flex is not None:
+                continue
+            m1, c1, I1 = comp[i]
+            m0, c0, I0 = comp[p]
+            c1 = b.pos + b.rot @ c1  # child COM and inertia in the parent frame
+            I1 = b.rot @ I1 @ b.rot.T
+            m = m0 + m1
+            c = (m0 * c0 + m1 * c1) / m if m > 0 else c0
+            I = I0 + I1
+            for mk, ck in ((m0, c0), (m1, c1)):  # parallel axes to the common COM
+                d = ck - c
+                I = I + mk * (d @ d * np.eye(3) - np.outer(d, d))
+            comp[p] = (m, c, I)
+            merged[p] += [b.name] + merged[i]
+            comp[i] = None
+        for i, b in enumerate(bodies):
+            if comp[i] is not None:
+                owner = b.owner + (f" (merged with its fixed children {merged[i]})" if merged[i] else "")
+                validate_inertia(comp[i][2], comp[i][0], owner, physical=self.physical_inertia)
 
     def _place(self, name, by_name, order, placed, path):
         if name in placed:

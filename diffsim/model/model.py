@@ -2,12 +2,57 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from . import joints as jt
 from .topology import Topology
+
+
+class Geom(NamedTuple):
+    """A geom read from a file and kept as data (``Model.geoms``); not simulated by the model
+    itself (contacts are added with :mod:`diffsim.contact`). ``body`` is ``None`` for the world;
+    ``pos``/``quat`` ``[w,x,y,z]`` in the diffsim body frame; ``size`` as MuJoCo's (3 numbers);
+    ``mesh`` names the mesh of a mesh geom."""
+
+    name: str | None
+    body: str | None
+    type: str
+    size: tuple
+    pos: tuple
+    quat: tuple
+    mesh: str | None = None
+
+
+class JointLimit(NamedTuple):
+    """A joint range read from a file (``Model.joint_limits``): ``lower``/``upper`` in the joint's
+    coordinate (rad or m); ``enforced`` is False while diffsim keeps it as data only."""
+
+    joint: str
+    lower: float
+    upper: float
+    enforced: bool = False
+
+
+class Actuator(NamedTuple):
+    """An actuator read from a file (``Model.actuators``), kept as data: MuJoCo's ``kind``
+    (``motor``/``position``/``velocity``/``general``/… or ``effort`` for a URDF effort limit),
+    transmission ``trntype`` (``joint``/``tendon``/``site``/…) and its ``target`` name,
+    ``gear`` (6), ``ctrlrange``/``forcerange`` (``None`` when unlimited) and MuJoCo's
+    ``gainprm``/``biasprm`` (the first 3 entries)."""
+
+    name: str | None
+    kind: str
+    trntype: str
+    target: str | None
+    gear: tuple
+    ctrlrange: tuple | None
+    forcerange: tuple | None
+    gainprm: tuple = ()
+    biasprm: tuple = ()
 
 
 class Model(eqx.Module):
@@ -35,6 +80,11 @@ class Model(eqx.Module):
     # flexible links (diffsim.flexible.FlexBody) per body, None for a rigid body; () = all rigid.
     # A flexible body's children attach to its deformed distal end (tree_pos/rot relative to it).
     flex: tuple = ()
+    # read from a file and kept as data, not simulated (static: no derivatives): geoms (contact
+    # geometry), joint ranges, actuators; see Geom, JointLimit, Actuator
+    geoms: tuple = eqx.field(static=True, default=())
+    joint_limits: tuple = eqx.field(static=True, default=())
+    actuators: tuple = eqx.field(static=True, default=())
 
     # convenience views of the topology
     @property

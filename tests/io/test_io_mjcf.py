@@ -13,6 +13,7 @@ import pytest
 import diffsim as ds
 from diffsim.io import from_mjmodel, from_mujoco, load_mjcf, to_mujoco
 from diffsim.model import ModelError
+from io_peers import assert_same_model
 
 try:
     import mujoco
@@ -41,12 +42,6 @@ def mjcf(joint='type="hinge"', body="", inner="", top="", after=""):
     )
 
 
-def assert_same_model(a, b, atol=1e-12):
-    assert a.topology == b.topology
-    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
-        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=0, atol=atol)
-
-
 def check_against_mujoco(xml):
     """load_mjcf(xml) equals the conversion of MuJoCo's compiled model."""
     model = load_mjcf(xml)
@@ -63,13 +58,9 @@ REFUSED = {
                ["<fixed name='t1'>", "tendon"]),
     "equality": (mjcf(after='<equality><joint name="e1" joint1="j"/></equality>'),
                  ["<joint name='e1'>", "equality"]),
-    "actuator": (mjcf(after='<actuator><motor name="m1" joint="j"/></actuator>'),
-                 ["<motor name='m1'>", "pass joint torques"]),
     "stiffness": (mjcf('type="hinge" stiffness="10"'), ["<joint name='j'>", "stiffness"]),
-    "frictionloss": (mjcf('type="slide" frictionloss="0.1"'), ["<joint name='j'>", "frictionloss"]),
-    "limited": (mjcf('limited="true" range="-1 1"'), ["<joint name='j'>", "limits"]),
-    "autolimits-range": (mjcf('range="-1 1"'), ["<joint name='j'>", "limits"]),
-    "default-range": (mjcf(top='<default><joint range="-1 1"/></default>'), ["<joint name='j'>", "limits"]),
+    "frictionloss-negative": (mjcf('type="slide" frictionloss="-0.1"'), ["<joint name='j'>", "frictionloss"]),
+    "frictionloss-free": (mjcf('type="free" frictionloss="0.1"'), ["<joint name='j'>", "free joint"]),
     "springref": (mjcf('springref="0.3"'), ["<joint name='j'>", "springref"]),
     "springdamper": (mjcf('springdamper="0.1 1"'), ["<joint name='j'>", "springdamper"]),
     "ref": (mjcf('ref="10"'), ["<joint name='j'>", "ref"]),
@@ -77,7 +68,7 @@ REFUSED = {
     "joint-type": (mjcf('type="universal"'), ["<joint name='j'>", "unknown joint type"]),
     "composite": (mjcf(inner='<composite type="particle" count="2 2 1" spacing="0.1"/>'), ["<composite>", "composite"]),
     "flexcomp": (mjcf(inner='<flexcomp name="cloth" type="grid" count="3 3 1" dim="2"/>'), ["<flexcomp name='cloth'>"]),
-    "include": (mjcf(top='<include file="other.xml"/>'), ["<include>"]),
+    "include": (mjcf(top='<include file="other.xml"/>'), ["<include>", "cannot read included file"]),
     "replicate": (mjcf(inner='<replicate count="2" offset="1 0 0"><geom size="0.1"/></replicate>'), ["<replicate>"]),
     "plugin": (mjcf(inner='<plugin plugin="mujoco.elasticity.cable"/>'), ["<plugin>"]),
     "gravcomp": (mjcf(body='gravcomp="1"'), ["<body name='b'>", "gravcomp"]),
@@ -147,10 +138,7 @@ def test_malformed_xml_and_missing_file(tmp_path):
     [
         (mjcf(after='<tendon><fixed name="t1"><joint joint="j" coef="1"/></fixed></tendon>'), "tendon"),
         (mjcf(after='<equality><joint name="e1" joint1="j"/></equality>'), "equality"),
-        (mjcf(after='<actuator><motor name="m1" joint="j"/></actuator>'), "joint torques"),
         (mjcf('stiffness="10"'), "joint 'j' (id 0): joint stiffness"),
-        (mjcf('frictionloss="0.1"'), "joint 'j' (id 0): frictionloss"),
-        (mjcf('range="-1 1"'), "joint 'j' (id 0): joint limits"),
         (mjcf('ref="10"'), "joint 'j' (id 0): ref"),
         (mjcf('springref="10"'), "joint 'j' (id 0): springref"),
         (mjcf(body='gravcomp="1"'), "body 'b' (id 1): gravity compensation"),
@@ -406,3 +394,98 @@ def test_to_mujoco_velocities_mean_what_mujoco_means():
         mujoco.mj_objectVelocity(mm, md, mujoco.mjtObj.mjOBJ_SITE, mm.site(name).id, res, 0)
         mine = ds.point_velocity(model, q, v, t.site_body[s], model.site_pos[s])
         np.testing.assert_allclose(np.asarray(mine), res[3:], atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# files as they ship (issue 18): includes, repeated defaults, free-joint limits, skins, data
+# --------------------------------------------------------------------------------------
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@needs_mujoco
+def test_include_is_relative_to_the_including_file(tmp_path):
+    """main.xml includes parts/a.xml, which includes b.xml next to itself (MuJoCo resolves the
+    nested path from the main file's directory, so b.xml is written in both places)."""
+    body_b = '<mujoco><worldbody><body name="c" pos="0 0 0.3"><joint name="k" axis="1 0 0"/><geom size="0.1"/></body></worldbody></mujoco>'
+    _write(tmp_path / "parts" / "b.xml", body_b)
+    _write(tmp_path / "b.xml", body_b)
+    _write(tmp_path / "parts" / "a.xml", '<mujoco><default><joint damping="0.3"/></default><include file="b.xml"/></mujoco>')
+    main = _write(tmp_path / "main.xml", mjcf(top='<include file="parts/a.xml"/>'))
+    model = load_mjcf(main)
+    assert model.topology.body_names == ("c", "b")  # the included worldbody comes first
+    np.testing.assert_allclose(model.damping, [0.3, 0.3])
+    assert_same_model(model, from_mjmodel(mujoco.MjModel.from_xml_path(str(main))))
+
+
+def test_include_errors_name_the_file_and_line(tmp_path):
+    _write(tmp_path / "loop.xml", '<mujoco>\n<include file="loop.xml"/></mujoco>')
+    with pytest.raises(ModelError, match=r"<include> \(loop.xml line 2\).*include cycle"):
+        load_mjcf(_write(tmp_path / "m.xml", mjcf(top='<include file="loop.xml"/>')))
+    _write(tmp_path / "robot.xml", "<robot/>")
+    with pytest.raises(ModelError, match=r"<include> \(line 1\).*must be <mujoco>"):
+        load_mjcf(_write(tmp_path / "m2.xml", mjcf(top='<include file="robot.xml"/>')))
+    _write(tmp_path / "bad.xml", '<mujoco>\n<worldbody>\n<body name="x"><joint type="universal"/></body></worldbody></mujoco>')
+    with pytest.raises(ModelError, match=r"<joint> \(bad.xml line 3\).*unknown joint type"):
+        load_mjcf(_write(tmp_path / "m3.xml", mjcf(after='<include file="bad.xml"/>')))
+    with pytest.raises(ModelError, match=r"<include> \(line 1\).*needs a file"):
+        load_mjcf(mjcf(top="<include/>"))
+
+
+@needs_mujoco
+def test_repeated_default_blocks_are_merged():
+    xml = mjcf('class="arm"', top='<default><joint damping="0.5"/><default class="arm"><joint armature="0.1"/></default></default>'
+               '<default><joint armature="0.2"/><default class="hand"><joint damping="2"/></default></default>',
+               inner='<body name="h" childclass="hand"><joint name="f"/><geom size="0.1"/></body>')
+    model = check_against_mujoco(xml)
+    np.testing.assert_allclose(model.damping, [0.5, 2.0])
+    np.testing.assert_allclose(model.armature, [0.1, 0.2])
+    with pytest.raises(ModelError, match=r"<default> \(line 1\): repeated default class 'arm'"):
+        load_mjcf(mjcf(top='<default class="arm"/><default><default class="arm"/></default>'))
+
+
+@needs_mujoco
+def test_free_joint_limits_skin_and_data(recwarn):
+    """What MjSpec.to_xml() writes for humanoid/quadruped: a free joint under a default with
+    limited="true"; a <skin> (drawn only); limits, actuators and geoms kept as data."""
+    xml = (
+        '<mujoco><compiler angle="radian"/><default><joint limited="true" range="-1 2"/></default>'
+        '<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
+        '<worldbody><geom name="floor" type="plane" size="1 1 0.1"/>'
+        '<body name="torso"><joint name="root" type="free"/><geom name="t" type="box" size="0.1 0.2 0.3" pos="0 0 0.1"/>'
+        '<body name="arm" pos="0.2 0 0"><joint name="sh" axis="0 1 0" pos="0 0 0.05"/>'
+        '<geom name="a" type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>'
+        '<geom name="skinmesh" type="mesh" mesh="m" mass="0" contype="0" conaffinity="0" group="6"/></body></body></worldbody>'
+        '<deformable><skin name="s" vertex="0 0 0 1 0 0 0 1 0" face="0 1 2"><bone body="arm" bindpos="0 0 0" '
+        'bindquat="1 0 0 0" vertid="0 1 2" vertweight="1 1 1"/></skin></deformable>'
+        '<actuator><position name="p" joint="sh" kp="30" ctrlrange="-1 1"/><motor name="m" joint="sh" gear="2"/></actuator>'
+        '</mujoco>'
+    )
+    model = check_against_mujoco(xml)
+    assert any("kept as data" in str(w.message) for w in recwarn)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    ref = from_mjmodel(mm)
+    assert model.joint_limits == ref.joint_limits == (ds.model.model.JointLimit("sh", -1.0, 2.0, False),)
+    by_name = {g.name: g for g in model.geoms}
+    for g in ref.geoms:  # MuJoCo's compiled geoms (sizes, frames) = the parser's
+        mine = by_name[g.name]
+        assert (mine.body, mine.type) == (g.body, g.type)
+        if g.type == "mesh":  # MuJoCo re-centres a mesh geom on the mesh's inertial frame; the file's frame is kept
+            continue
+        np.testing.assert_allclose(mine.pos, g.pos, atol=1e-12)
+        np.testing.assert_allclose(np.abs(np.dot(mine.quat, g.quat)), 1.0, atol=1e-12)
+        if g.type != "mesh":
+            np.testing.assert_allclose(mine.size, g.size, atol=1e-12)
+    assert by_name["floor"].body is None and by_name["skinmesh"].mesh == "m"
+    np.testing.assert_allclose(by_name["a"].pos, [0.15, 0, -0.05], atol=1e-12)  # joint anchor shift applied
+    p, m = model.actuators
+    assert (p.kind, p.target, p.ctrlrange, p.gainprm, p.biasprm) == ("position", "sh", (-1.0, 1.0), (30.0, 0, 0), (0, -30.0, -0.0))
+    assert (m.kind, m.gear[0], m.ctrlrange) == ("motor", 2.0, None)
+    for mine, theirs in zip(model.actuators, ref.actuators):  # the same numbers as MuJoCo compiled
+        assert (mine.name, mine.trntype, mine.target, mine.gear, mine.ctrlrange) == (theirs.name, theirs.trntype, theirs.target, theirs.gear, theirs.ctrlrange)
+        np.testing.assert_allclose(mine.gainprm, theirs.gainprm)
+        np.testing.assert_allclose(mine.biasprm, theirs.biasprm)

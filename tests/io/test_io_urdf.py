@@ -11,6 +11,7 @@ import pytest
 import diffsim as ds
 from diffsim.io import load_urdf
 from diffsim.model import ModelBuilder, ModelError
+from io_peers import pin_maps
 
 ARM = """<?xml version="1.0"?>
 <robot name="arm">
@@ -134,30 +135,6 @@ def test_limits_are_ignored_and_paths_load(tmp_path):
 # --------------------------------------------------------------------------------------
 
 
-def _pin_maps(model, pm):
-    """Pinocchio configuration from ours, and the permutation of velocity indices."""
-    t = model.topology
-    perm = np.zeros(model.nv, int)
-    for jid in range(1, pm.njoints):
-        i = t.joint_index(pm.names[jid])
-        perm[pm.idx_vs[jid] : pm.idx_vs[jid] + pm.nvs[jid]] = np.arange(t.v_start[i], t.v_start[i] + t.nv_joint[i])
-
-    def q_pin(q):
-        out = np.zeros(pm.nq)
-        for jid in range(1, pm.njoints):
-            i = t.joint_index(pm.names[jid])
-            qi, a = np.asarray(q[t.q_slice(i)]), pm.idx_qs[jid]
-            if t.joint_types[i] is ds.JointType.FREE:
-                out[a : a + 7] = np.concatenate([qi[:3], qi[4:7], qi[3:4]])  # pinocchio quaternion: xyzw
-            elif pm.nqs[jid] == 2:  # continuous joint: (cos, sin)
-                out[a : a + 2] = np.cos(qi[0]), np.sin(qi[0])
-            else:
-                out[a : a + pm.nqs[jid]] = qi
-        return out
-
-    return q_pin, perm
-
-
 @pytest.mark.parametrize("floating_base", [False, True])
 def test_arm_matches_pinocchio(floating_base):
     pin = pytest.importorskip("pinocchio")
@@ -166,7 +143,7 @@ def test_arm_matches_pinocchio(floating_base):
     pd = pm.createData()
     assert pm.nv == model.nv
     np.testing.assert_allclose(np.asarray(pm.gravity.linear), np.asarray(model.gravity))
-    q_pin, perm = _pin_maps(model, pm)
+    q_pin, perm = pin_maps(model, pm)
     rng = np.random.default_rng(1)
     worst = 0.0
     for k in range(3):
@@ -256,7 +233,11 @@ def test_planar_and_floating_joints():
 
 REFUSED = {
     "mimic": (_two_links(joint_extra='<mimic joint="x"/>'), ["<joint name='j'>", "mimic"]),
-    "friction": (_two_links(joint_extra='<dynamics damping="1" friction="0.5"/>'), ["<dynamics>", "'j'", "friction"]),
+    "negative-friction": (_two_links(joint_extra='<dynamics damping="1" friction="-0.5"/>'), ["<dynamics>", "(line 5)", "'j'", "friction"]),
+    "no-links": ('<robot name="r">\n</robot>', ["<robot name='r'> (line 1)", "no links"]),
+    "massless-moving-link": (_two_links().replace('<mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/>', "", 2)
+                             .replace("<inertial></inertial>", "", 2) + "",
+                             ["<link name='b'> (line 3)", "zero mass"]),
     "zero-axis": (_two_links(joint_extra='<axis xyz="0 0 0"/>'), ["<joint name='j'>", "axis is zero"]),
     "planar-normal": (_two_links("planar", '<axis xyz="1 0 0"/>'), ["<joint name='j'>", "normal"]),
     "unknown-type": (_two_links("screw"), ["<joint name='j'>", "unknown joint type"]),
@@ -281,6 +262,59 @@ def test_refusals_name_the_element(name):
 
 
 def test_builder_errors_name_the_link():
-    bad = _two_links().replace('ixx="0.1" iyy="0.1" izz="0.1"', 'ixx="0.1" iyy="0.1" izz="0.5"', 1)
-    with pytest.raises(ModelError, match="'a'.*triangle"):
+    bad = _two_links().replace('ixx="0.1" iyy="0.1" izz="0.1"', 'ixx="0.1" iyy="0.1" izz="0.5"', 2)
+    with pytest.warns(UserWarning, match="'a'.*line 2.*triangle"):  # Pinocchio accepts it: warned
         load_urdf(bad)
+    bad = _two_links().replace('ixx="0.1" iyy="0.1" izz="0.1"', 'ixx="0.1" iyy="-0.1" izz="0.1"', 2)
+    with pytest.raises(ModelError, match="'a'.*line 2.*not positive definite"):
+        load_urdf(bad)
+
+
+TIP = """<link name="tip"><inertial><origin xyz="0.3 0 0"/><mass value="{m}"/><inertia {I}/></inertial></link>
+  <joint name="tip_joint" type="fixed"><parent link="b"/><child link="tip"/><origin xyz="0 0.2 0"/></joint>"""
+
+
+@pytest.mark.parametrize("inertia, ok", [
+    ('ixx="0" iyy="0" izz="0"', True),  # a point mass on a fixed child (Talos, quadruped feet)
+    ('ixx="-3.5e-8" iyy="3.5e-8" izz="9e-8" ixy="1e-9"', True),  # an indefinite CAD inertia (Tiago's antenna)
+    ('ixx="-0.5" iyy="0.1" izz="0.1"', False),  # negative beyond what the merged body holds
+])
+def test_inertia_is_checked_on_the_merged_body(inertia, ok):
+    xml = _two_links(link_extra=TIP.format(m=0.5, I=inertia))
+    if ok:
+        model = load_urdf(xml)
+        assert model.topology.body_names[-1] == "tip"
+    else:
+        with pytest.raises(ModelError, match=r"body 'b' \[URDF <link name='b'> \(line 3\)\] \(merged with its fixed children \['tip'\]\): inertia is not positive definite"):
+            load_urdf(xml)
+
+
+def test_point_mass_link_and_round_off():
+    """A moving point mass (iCub's head: 1.3 kg, inertia entries 2.4e-35) and round-off
+    eigenvalues (-2.5e-22 beside 3e-6: HyQ's base) load; the tolerance follows the body."""
+    xml = _two_links().replace('<inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>\n  \n',
+                               '<inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>\n', 1)
+    head = xml.replace('<link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/>',
+                       '<link name="b"><inertial><origin xyz="0.02 -0.11 0"/><mass value="1.33687"/>'
+                       '<inertia ixx="0" ixy="0" ixz="2.40741e-35" iyy="0" iyz="0" izz="0"/>')
+    assert head != xml
+    load_urdf(head)
+    tiny = xml.replace('<link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/>',
+                       '<link name="b"><inertial><mass value="1e-6"/><inertia ixx="1e-15" iyy="1e-15" izz="1.5e-15"/>')
+    assert tiny != xml
+    load_urdf(tiny)  # a 1 mg body with 1e-15 kg m^2 moments (no absolute floor)
+
+
+def test_friction_limits_effort_and_collisions_are_read():
+    xml = _two_links(joint_extra='<dynamics damping="0.2" friction="0.7"/><limit lower="-1" upper="2" effort="5" velocity="1"/>')
+    xml = xml.replace('<link name="b">', '<link name="b"><collision name="c"><origin xyz="0 0 0.1"/>'
+                      '<geometry><cylinder radius="0.05" length="0.4"/></geometry></collision>')
+    with pytest.warns(UserWarning, match="1 geoms \\(cylinder\\).*1 joint ranges.*1 actuators"):
+        m = load_urdf(xml, friction_width=0.02)
+    np.testing.assert_allclose(m.frictionloss, [0.7])
+    np.testing.assert_allclose(m.friction_width, [0.02])
+    np.testing.assert_allclose(m.damping, [0.2])
+    assert m.joint_limits == (ds.model.model.JointLimit("j", -1.0, 2.0, False),)
+    assert m.actuators[0].forcerange == (-5.0, 5.0) and m.actuators[0].target == "j"
+    g = m.geoms[0]
+    assert (g.body, g.type, g.size, g.pos, g.name) == ("b", "cylinder", (0.05, 0.2, 0.0), (0.0, 0.0, 0.1), "c")

@@ -23,6 +23,7 @@ mujoco = pytest.importorskip("mujoco")
 
 import diffsim as ds  # noqa: E402
 from diffsim.io import from_mjmodel, from_mujoco, load_mjcf  # noqa: E402
+from io_peers import free_velocity_map, random_state, rel_err  # noqa: E402
 
 RTOL = 1e-9
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,42 +155,6 @@ def random_mjcf(seed, n_bodies=6, angle="degree", eulerseq="xyz", gravity=(0.3, 
     out += body(0, "    ")
     out += ["  </worldbody>", "</mujoco>"]
     return "\n".join(out)
-
-
-def random_state(mm, rng):
-    """Random (qpos, qvel) for a MuJoCo model: unit quaternions, angles in (−π, π)."""
-    qpos = np.zeros(mm.nq)
-    for j in range(mm.njnt):
-        a, t = mm.jnt_qposadr[j], mm.jnt_type[j]
-        if t == mujoco.mjtJoint.mjJNT_FREE:
-            q = rng.normal(size=4)
-            qpos[a : a + 3], qpos[a + 3 : a + 7] = rng.uniform(-1, 1, 3), q / np.linalg.norm(q)
-        elif t == mujoco.mjtJoint.mjJNT_BALL:
-            q = rng.normal(size=4)
-            qpos[a : a + 4] = q / np.linalg.norm(q)
-        elif t == mujoco.mjtJoint.mjJNT_SLIDE:
-            qpos[a] = rng.uniform(-0.5, 0.5)
-        else:
-            qpos[a] = rng.uniform(-np.pi, np.pi)
-    return qpos, rng.normal(size=mm.nv)
-
-
-def free_velocity_map(model, q, v):
-    """``T(q)`` with ``qvel = T v`` and ``Ṫ v`` (free blocks: ``R`` and ``R (ω × v_lin)``)."""
-    t = model.topology
-    T, Tdv = np.eye(model.nv), np.zeros(model.nv)
-    for i, jt in enumerate(t.joint_types):
-        if jt is ds.JointType.FREE:
-            s, qs = t.v_start[i], t.q_start[i]
-            R = np.asarray(ds.spatial.quat_to_rot(jnp.asarray(q[qs + 3 : qs + 7])))
-            T[s : s + 3, s : s + 3] = R
-            Tdv[s : s + 3] = R @ np.cross(v[s + 3 : s + 6], v[s : s + 3])
-    return T, Tdv
-
-
-def rel_err(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return float(np.abs(a - b).max() / max(1.0, np.abs(b).max()))
 
 
 def _ds_batch(model, q, v, tau):
