@@ -41,7 +41,14 @@ import diffsim as ds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "plan"))
-from plan_models import UP, floating_arm, pendulum, swing_running, swing_terminal, two_link  # noqa: E402
+from plan_models import (  # noqa: E402
+    UP,
+    floating_arm,
+    pendulum,
+    swing_running,
+    swing_terminal,
+    two_link,
+)
 
 OUT = ROOT / "experiments" / "results" / "plan-methods"
 
@@ -103,7 +110,7 @@ def main():
     for name, (m, q0, v0, kw, goal) in problems().items():
         rows = {}
         for method in ("ddp", "shooting", "cem"):
-            fn = lambda: ds.plan.solve(m, q0, v0, **kw, method=method)  # noqa: E731
+            fn = lambda m=m, q0=q0, v0=v0, kw=kw, method=method: ds.plan.solve(m, q0, v0, **kw, method=method)  # noqa: E731
             p, compile_s, solve_s = timed(fn)
             rows[method] = {"cost": float(p.cost), "iterations": int(p.iterations), "status": p.message,
                             "compile_s": round(compile_s, 3), "solve_s": round(solve_s, 5),

@@ -24,7 +24,7 @@ def solve_cem(problem: Problem, u_init, max_iter: int, tol, key, population: int
               smoothing: float):
     """CEM (module docstring) from the mean ``u_init`` [N, nu]; returns a Plan."""
     dtype = u_init.dtype
-    n_elite = max(1, int(round(population * elite_fraction)))
+    n_elite = max(1, round(population * elite_fraction))
     if sigma is None:  # half the box where bounded, else 1 (in the units of τ)
         sig = (0.5 * (problem.hi - problem.lo)) if problem.bounded else jnp.ones(problem.nu, dtype)
         sig = jnp.where(jnp.isfinite(sig), sig, 1.0)
@@ -60,7 +60,6 @@ def solve_cem(problem: Problem, u_init, max_iter: int, tol, key, population: int
                     status=jnp.where(conv, PlanStatus.CONVERGED, PlanStatus.MAX_ITER).astype(jnp.int32),
                     history=fill_history(s["history"], it, J))
 
-    finite0 = jnp.isfinite(J0)
     s0 = dict(mean=mean, std=sigma0, best=mean, J=J0, it=jnp.asarray(0), done=jnp.asarray(False),
               status=jnp.asarray(PlanStatus.MAX_ITER, jnp.int32), history=jnp.full(max_iter + 1, J0, dtype))
     s = jax.lax.while_loop(cond, body, s0)

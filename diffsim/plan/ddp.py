@@ -101,7 +101,7 @@ def box_qp(H, g, lo, hi, x0):
         fx = f(x)
 
         def ls_cond(c):
-            step, xn, ok, j = c
+            _, _, ok, j = c
             return ~ok & (j < BOX_QP_STEPS)
 
         def ls_body(c):

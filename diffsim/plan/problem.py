@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.configuration import difference, integrate, normalize
-from ..dynamics.dispatch import AbstractDynamics, as_dynamics
+from ..dynamics.dispatch import AbstractDynamics
 from ..loads import Loads
 from ..model.model import Model
 from ..simulation.rollout import rk4_step
@@ -177,7 +177,7 @@ def actuated_indices(model: Model, actuation) -> tuple:
         return tuple(int(i) for i in np.flatnonzero(arr))
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"actuation must be a boolean mask, integer indices or joint names, got dtype {arr.dtype}")
-    idx = sorted(set(int(i) for i in arr))
+    idx = sorted({int(i) for i in arr})
     if idx and (idx[0] < 0 or idx[-1] >= nv):
         raise ValueError(f"actuation indices must lie in [0, {nv}), got {idx}")
     return tuple(idx)

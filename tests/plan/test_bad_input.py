@@ -4,9 +4,9 @@ import math
 
 import jax.numpy as jnp
 import pytest
+from plan_models import pendulum, swing_running, swing_terminal
 
 import diffsim as ds
-from plan_models import pendulum, swing_running, swing_terminal
 
 M = pendulum()
 Q0, V0 = jnp.array([math.pi / 2]), jnp.zeros(1)

@@ -5,11 +5,11 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from plan_models import floating_arm, two_link
 
 import diffsim as ds
 from diffsim.beams import euler_bernoulli_modes
 from diffsim.plan import costs
-from plan_models import floating_arm, two_link
 
 
 def _Ry(a):  # rotation about +y: x -> (cos a, 0, -sin a)

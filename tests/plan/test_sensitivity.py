@@ -6,9 +6,9 @@ import math
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from plan_models import pendulum, swing_running, swing_terminal
 
 import diffsim as ds
-from plan_models import pendulum, swing_running, swing_terminal
 
 DOWN = jnp.array([math.pi / 2])
 SWING = dict(horizon=60, dt=0.02, running_cost=swing_running, terminal_cost=swing_terminal, tol=1e-14)

@@ -8,10 +8,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from plan_models import (
+    UP,
+    floating_arm,
+    pendulum,
+    swing_running,
+    swing_terminal,
+    two_link,
+)
 
 import diffsim as ds
 from diffsim.plan import PlanStatus
-from plan_models import UP, floating_arm, pendulum, swing_running, swing_terminal, two_link
 
 DOWN = jnp.array([math.pi / 2])
 SWING = dict(horizon=60, dt=0.02, running_cost=swing_running, terminal_cost=swing_terminal)
