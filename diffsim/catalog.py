@@ -280,9 +280,52 @@ def parse_sets(info: ScenarioInfo, items: list[str]) -> tuple[dict, dict]:
     return options, params
 
 
+_FLEXIBLE_HUB = ScenarioInfo(
+    name="flexible-hub",
+    description="massless hub turning one flexible link with a root spring and a tip mass (cycloid move); "
+    "the mode-shape fitting benchmark",
+    module="flexible_hub",
+    jobs=("run", "fit"),
+    options={
+        "L": Option(1.0, "length of the link", unit="m", gt=0.0),
+        "rhoA": Option(1.2, "mass per unit length of the link", unit="kg/m", gt=0.0),
+        "EI": Option(35.0, "bending stiffness of the link", unit="N m²", gt=0.0),
+        "k_root": Option(80.0, "rotational spring between hub and link root (inf: clamped)", unit="N m/rad", ge=0.0),
+        "tip_mass": Option(0.25, "point mass at the tip", unit="kg", ge=0.0),
+        "tip_inertia": Option(1e-3, "rotary inertia of the tip mass about z", unit="kg m²", ge=0.0),
+        "n_modes": Option(3, "elastic-boundary modes of the link", ge=1),
+        "theta_max": Option(1.0, "hub rotation of the rest-to-rest cycloid", unit="rad"),
+        "T_move": Option(0.6, "duration of the cycloid move (then the hub is held)", unit="s", gt=0.0),
+        "t1": t1(2.0),
+        "sensors": Option([0.2, 0.4, 0.6, 0.8, 1.0], "positions of the deflection sensors along the link, in [0, L]",
+                          unit="m", ge=0.0),
+        "air_damping": Option(0.0, "air damping γ of the link (force per length per velocity)", unit="kg/(m s)",
+                              ge=0.0),
+        "n_save": n_save(1001),
+        "noise": Option(0.0, "standard deviation of the noise added to the deflections in data.csv", unit="m", ge=0.0),
+        "noise_torque": Option(0.0, "standard deviation of the noise added to hub_torque in data.csv", unit="N m",
+                               ge=0.0),
+        "seed": Option(0, "seed of the noise", ge=0),
+        "rtol": rtol(1e-9),
+        "atol": atol(1e-9),
+        "n_quad": Option(24, "Gauss–Legendre points of the link's modal integrals", ge=2),
+        "stiffening": Option(True, "keep the foreshortening term (geometric stiffening) of the link's kinematics"),
+        "progress": progress(),
+        "plots": plots(),
+    },
+    aliases={"EI": "beam.link.EI_z", "rhoA": "beam.link.mu", "k_root": "beam.link.modes_y.k_rot_root",
+             "tip_mass": "beam.link.tip_mass", "tip_inertia": "beam.link.tip_inertia[2]",
+             "air_damping": "beam.link.air_damping"},
+    observables={**{f"w_{x:g}": f"transverse deflection of the link's centre line at x = {x:g} m in the hub frame [m] "
+                                  "(one channel w_<x> per entry of sensors, x written with {:g})"
+                    for x in (0.2, 0.4, 0.6, 0.8, 1.0)},
+                 "hub_torque": "torque that drives the prescribed hub [N m]"},
+)  # fmt: skip
+
+
 #: every scenario, by command-line name
 CATALOG: dict[str, ScenarioInfo] = {
-    s.name: s for s in (_SEED000, _SEED001, _SEED002, _SEED003, _SEED004, _SPINUP, _BALL_DROP)
+    s.name: s for s in (_SEED000, _SEED001, _SEED002, _SEED003, _SEED004, _SPINUP, _BALL_DROP, _FLEXIBLE_HUB)
 }
 
 __all__ = ["CATALOG", "JOBS", "NORMAL_LAWS", "SOLVERS", "ScenarioInfo", "atol", "max_events", "max_steps",

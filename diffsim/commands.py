@@ -112,12 +112,19 @@ def fit_command(args, info: ScenarioInfo) -> int:
             raise FileNotFoundError(f"data file {path!r} not found")
     exps = [load(path, sigma=sigma or None) for path in args.data]
     holdout = load(args.holdout, sigma=sigma or None, name="holdout") if args.holdout else None
+    # scenario hooks: observables that depend on the options (sensor positions, motion), checks of
+    # the data's channels, and extra entries of fit.json (e.g. flexible-hub's modal report)
+    observables = scenario.observables_for(options) if hasattr(scenario, "observables_for") else scenario.observables
+    if hasattr(scenario, "check_data"):
+        scenario.check_data([*exps, *([holdout] if holdout else [])], options)
     check_output_dir(args.out)
-    res = fit(system, names, exps, observables=scenario.observables, holdout=holdout, n_starts=args.starts,
+    res = fit(system, names, exps, observables=observables, holdout=holdout, n_starts=args.starts,
               max_steps=args.max_steps)
     out = res.to_json()
     out["params"] = {g: {**out["params"][n], "system_name": n} for g, n in zip(given, names)}
     out["scenario"], out["data"], out["options"] = scenario.name, [str(d) for d in args.data], options
+    if hasattr(scenario, "fit_extras"):
+        out.update(scenario.fit_extras(set_params(system, res.value), system, args.out))
     res.save(args.out, document=out)
     print(res.summary())
     print(f"results written to {args.out}/ (fit.json and figures)")

@@ -185,8 +185,8 @@ class ModalReport:
             ax.axhline(0.0, color="0.7", lw=0.6)
             ax.set_title(f"mode {k + 1}")
             ax.set_xlabel("x [m]")
+            ax.set_ylabel("w / w(L) [1], hub locked")
             ax.legend(fontsize=7, loc="best")
-        axes[0][0].set_ylabel("w / w(L), hub locked")
         paths.append(save_figure(fig, out / "mode_shapes.png"))
         if self.mac is not None:
             C = self.mac

@@ -2,7 +2,8 @@
 the physical value ``p = forward(θ)``.
 
 * :class:`Identity` — any real value;
-* :class:`Log` — positive values (``p = exp θ``): stiffness, damping, masses, lengths;
+* :class:`Log` — positive values (``p = exp θ``): stiffness, damping, masses, lengths, boundary springs
+  (``k_rot_*``, ``k_lat_*``) and tip inertias;
 * :class:`Logit` — values in an open or half-open interval ``(lo, hi]`` (``p = lo + (hi − lo) σ(θ)``):
   restitution in (0, 1];
 * :class:`LogCholeskyInertia` — the ten inertial parameters of one rigid body (mass, centre of
@@ -24,8 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 _POSITIVE = ("mass", ".K", "stiffness", "EI", "GJ", "EA", "kAG", ".mu", "damping", "armature", "frictionloss",
-             "friction_width", "kelvin_voigt", "air_damping", "tip_mass", "radius", "mu_k", "mu_s", "sigma",
-             ".c", ".L", "v0", "v1", "vs")
+             "friction_width", "kelvin_voigt", "air_damping", "tip_mass", "tip_inertia", "k_rot", "k_lat", "radius",
+             "mu_k", "mu_s", "sigma", ".c", ".L", "v0", "v1", "vs")
 
 
 class TransformError(ValueError):

@@ -10,6 +10,7 @@ attaches the run (and, for ``fit``/``montecarlo``, the System) to the declaratio
 from __future__ import annotations
 
 from .ball_drop import BALL_DROP
+from .flexible_hub import FLEXIBLE_HUB
 from .base import Scenario, check_output_dir, parse_overrides, run_scenario, stages
 from .seed000 import SEED000
 from .seed001 import SEED001
@@ -18,6 +19,7 @@ from .seed003 import SEED003
 from .seed004 import SEED004
 from .spinup import SPINUP
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000, SEED001, SEED002, SEED003, SEED004, SPINUP, BALL_DROP)}
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000, SEED001, SEED002, SEED003, SEED004, SPINUP, BALL_DROP,
+                                                  FLEXIBLE_HUB)}
 
 __all__ = ["SCENARIOS", "Scenario", "check_output_dir", "parse_overrides", "run_scenario", "stages"]

@@ -25,7 +25,7 @@ prescribed hub (the inverse dynamics of the mixed problem, :func:`diffsim.joint_
 
 Options: ``L``, ``rhoA``, ``EI``, ``k_root``, ``tip_mass``, ``tip_inertia``, ``n_modes``,
 ``theta_max`` [rad], ``T_move`` [s], ``t1`` [s], ``sensors`` [m] (issue 17's values by default),
-``air_damping`` [kg/(m s)], ``n_save`` samples on ``[0, t1]``, ``noise`` (σ [m] added to the
+``air_damping`` [kg/(m s)], ``n_save`` samples on ``[0, t1]``, ``progress``, ``noise`` (σ [m] added to the
 deflections written to ``data.csv``) and ``noise_torque`` [N m], ``seed``, tolerances, ``plots``.
 
 ``diffsim run flexible-hub`` writes ``trajectory.npz`` (``t``, ``w`` [T, n_sensors], ``sensors``,
@@ -55,51 +55,12 @@ from ..simulation.prescribed import joint_torques, prescribe
 from ..simulation.simulate import simulate
 from ..simulation.system import System, set_params
 from ..viz.plots import new_figure, plot_series, save_figure
-from ..catalog import ScenarioInfo, atol, n_save, plots, rtol, t1
-from ..options import Option, defaults
+from ..catalog import CATALOG
+from ..options import defaults
 from .base import Scenario
 
-#: the declaration (name, options with units and ranges, jobs, shorthands, observables); meant for
-#: ``diffsim.catalog.CATALOG`` (pure Python: it can move there unchanged)
-INFO = ScenarioInfo(
-    name="flexible-hub",
-    description="massless hub turning one flexible link with a root spring and a tip mass (cycloid move); "
-    "the mode-shape fitting benchmark",
-    module="flexible_hub",
-    jobs=("run", "fit"),
-    options={
-        "L": Option(1.0, "length of the link", unit="m", gt=0.0),
-        "rhoA": Option(1.2, "mass per unit length of the link", unit="kg/m", gt=0.0),
-        "EI": Option(35.0, "bending stiffness of the link", unit="N m²", gt=0.0),
-        "k_root": Option(80.0, "rotational spring between hub and link root (inf: clamped)", unit="N m/rad", ge=0.0),
-        "tip_mass": Option(0.25, "point mass at the tip", unit="kg", ge=0.0),
-        "tip_inertia": Option(1e-3, "rotary inertia of the tip mass about z", unit="kg m²", ge=0.0),
-        "n_modes": Option(3, "elastic-boundary modes of the link", ge=1),
-        "theta_max": Option(1.0, "hub rotation of the rest-to-rest cycloid", unit="rad"),
-        "T_move": Option(0.6, "duration of the cycloid move (then the hub is held)", unit="s", gt=0.0),
-        "t1": t1(2.0),
-        "sensors": Option([0.2, 0.4, 0.6, 0.8, 1.0], "positions of the deflection sensors along the link, in [0, L]",
-                          unit="m", ge=0.0),
-        "air_damping": Option(0.0, "air damping γ of the link (force per length per velocity)", unit="kg/(m s)",
-                              ge=0.0),
-        "n_save": n_save(1001),
-        "noise": Option(0.0, "standard deviation of the noise added to the deflections in data.csv", unit="m", ge=0.0),
-        "noise_torque": Option(0.0, "standard deviation of the noise added to hub_torque in data.csv", unit="N m",
-                               ge=0.0),
-        "seed": Option(0, "seed of the noise", ge=0),
-        "rtol": rtol(1e-9),
-        "atol": atol(1e-9),
-        "n_quad": Option(24, "Gauss–Legendre points of the link's modal integrals", ge=2),
-        "stiffening": Option(True, "keep the foreshortening term (geometric stiffening) of the link's kinematics"),
-        "plots": plots(),
-    },
-    aliases={"EI": "beam.link.EI_z", "rhoA": "beam.link.mu", "k_root": "beam.link.modes_y.k_rot_root",
-             "tip_mass": "beam.link.tip_mass", "tip_inertia": "beam.link.tip_inertia[2]",
-             "air_damping": "beam.link.air_damping"},
-    observables={"w_<x>": "transverse deflection of the link's centre line at sensor x, hub frame [m] (x as {:g}: "
-                          "w_0.2 ... w_1)",
-                 "hub_torque": "torque that drives the prescribed hub [N m]"},
-)  # fmt: skip
+#: the declaration (name, options with units and ranges, jobs, shorthands, observables)
+INFO = CATALOG["flexible-hub"]
 #: the option defaults
 OPTIONS = defaults(INFO.options)
 #: the option names that are System parameters (``diffsim fit flexible-hub --params EI,k_root,…``)
@@ -231,7 +192,7 @@ def system(options: dict) -> System:
     m = model(o)
     pres = prescribe(m, [JOINT], Cycloid(jnp.asarray(float(o["theta_max"])), jnp.asarray(float(o["T_move"]))))
     return System(m, prescribed=pres, t1=float(o["t1"]), rtol=float(o["rtol"]), atol=float(o["atol"]),
-                  saveat=int(o["n_save"]), throw=False)  # fmt: skip
+                  saveat=int(o["n_save"]), throw=False, progress=bool(o["progress"]))  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """The flexible-hub scenario (issue 17 §3–5): the root spring is strain energy (a held hub and one
 mode's initial deflection oscillate at that mode's frequency), energy balance, observables and
-data files, the fit objective's gradient vs central differences, a fit, and bad input."""
+data files, the fit objective's gradient vs central differences, a fit, the command line
+(``diffsim run|fit flexible-hub``, fitted values passed back to ``run --set``) and bad input."""
+
+import json
 
 import jax
 import jax.numpy as jnp
@@ -10,6 +13,9 @@ import pytest
 import diffsim as ds
 from diffsim import identify as idf
 from diffsim.beams import elastic_frequencies
+from diffsim.cli import main as cli
+from diffsim.catalog import CATALOG
+from diffsim.scenarios import SCENARIOS
 from diffsim.scenarios import flexible_hub as fh
 
 HUB = dict(L=1.0, rhoA=1.2, EI=35.0, k_rot_root=80.0, tip_mass=0.25, tip_inertia=1e-3)
@@ -62,9 +68,17 @@ def test_observables_and_columns():
 
 
 @pytest.mark.slow  # a run with figures: ~40 s
-def test_run_writes_trajectory_and_csv(tmp_path):
+def test_run_writes_trajectory_and_csv(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    from figure_checks import problems
+
+    figs, original = [], Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, path, *a, **k: (figs.append((str(path), self)),
+                                                                         original(self, path, *a, **k))[1])
     o = {**fh.OPTIONS, "t1": 0.7, "n_save": 141, "noise": 1e-4}
     summary = fh.FLEXIBLE_HUB.run(o, {}, tmp_path)
+    assert len(figs) == 3 and not [q for path, fig in figs for q in problems(fig, path)]  # readable (issue 19)
     f = np.load(tmp_path / "trajectory.npz")
     assert set(f.files) >= {"t", "w", "sensors", "hub_torque", "theta"}
     assert f["w"].shape == (141, 5) and f["hub_torque"].shape == (141,)
@@ -152,3 +166,63 @@ def test_bad_input():
     exp = idf.Experiment(np.linspace(0, 1, 5), {"hub_torque": np.zeros(5)})
     with pytest.raises(ValueError, match="no deflection channels"):
         fh.FLEXIBLE_HUB.check_data([exp], {})
+
+
+def test_registered_for_run_and_fit():
+    assert fh.INFO is CATALOG["flexible-hub"] and set(CATALOG["flexible-hub"].jobs) == {"run", "fit"}
+    assert SCENARIOS["flexible-hub"] is fh.FLEXIBLE_HUB
+    assert list(fh.FLEXIBLE_HUB.observables) == list(CATALOG["flexible-hub"].observables)
+    # the springs and the tip inertia are fitted in log space by default (positive values)
+    for name in ("k_root", "tip_inertia", "tip_mass", "EI"):
+        assert isinstance(idf.default_transform(fh.ALIASES[name], 1.0), idf.Log), name
+
+
+def test_cli_fit_refuses_data_without_deflections(tmp_path, capsys):
+    """A data file with the hub torque alone cannot determine shapes: one line, exit 2, before any
+    fit is compiled, and no fit.json."""
+    (tmp_path / "torque.csv").write_text("t,hub_torque\n0,0\n0.1,0.5\n0.2,0.1\n")
+    code = cli(["fit", "flexible-hub", "--data", str(tmp_path / "torque.csv"), "--params", "EI",
+                "--out", str(tmp_path / "f")])  # fmt: skip
+    assert code == 2
+    assert "no deflection channels" in capsys.readouterr().err
+    assert not (tmp_path / "f" / "fit.json").exists()
+    (tmp_path / "w.csv").write_text("t,w_1.5\n0,0\n0.1,0.5\n0.2,0.1\n")  # a sensor beyond L = 1 m
+    code = cli(["fit", "flexible-hub", "--data", str(tmp_path / "w.csv"), "--params", "EI", "--set",
+                "sensors=[1.5]", "--out", str(tmp_path / "f")])  # fmt: skip
+    assert code == 2 and "in [0, L]" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # three compiles of the forward-mode Jacobian (fit, report, intervals): minutes on 2 shared cores
+def test_cli_run_fit_and_run_again_with_the_fitted_values(tmp_path):
+    """``diffsim run`` writes noisy data of a short move (t1 = 0.5 s, 51 samples, σ = 1e-4 m);
+    ``diffsim fit`` from EI 20 % low and k_root 50 % high recovers both within 3.29 σ of their
+    reported uncertainty (99.9 %) and writes fit.json with ``frequencies_hz`` and
+    ``mode_shapes`` (101 points, w(L) = 1); the fitted names and values go back to ``diffsim run
+    --set`` unchanged and give the same link (frequencies equal to round-off)."""
+    d, f, r = tmp_path / "d", tmp_path / "f", tmp_path / "r"
+    short = ["t1=0.5", "n_save=51", "plots=false"]
+    assert cli(["run", "flexible-hub", "--set", *short, "noise=1e-4", "noise_torque=1e-3", "seed=3",
+                "--out", str(d)]) == 0  # fmt: skip
+    tr = np.load(d / "trajectory.npz")
+    assert set(tr.files) >= {"t", "w", "sensors", "hub_torque", "theta"}
+    assert tr["w"].shape == (51, 5) and tr["theta"].shape == tr["hub_torque"].shape == (51,)
+    sig = [f"{c}=1e-4" for c in fh.sensor_channels(fh.OPTIONS["sensors"])] + ["hub_torque=1e-3"]
+    code = cli(["fit", "flexible-hub", "--data", str(d / "data.csv"), "--params", "EI,k_root", "--set", *short,
+                "EI=28", "k_root=120", "--sigma", *sig, "--out", str(f)])  # fmt: skip
+    assert code == 0
+    out = json.loads((f / "fit.json").read_text())
+    assert set(out) >= {"params", "cost", "status", "iterations", "identifiable", "frequencies_hz", "mode_shapes"}
+    for name, true in (("EI", 35.0), ("k_root", 80.0)):
+        p = out["params"][name]
+        assert p["system_name"] == fh.ALIASES[name]
+        assert abs(p["value"] - true) < 3.29 * p["std"], (name, p)
+    x, w = np.asarray(out["mode_shapes"]["x"]), np.asarray(out["mode_shapes"]["w"])
+    assert x.shape == (101,) and x[0] == 0.0 and x[-1] == 1.0 and w.shape == (3, 101)
+    np.testing.assert_allclose(w[:, -1], 1.0, rtol=0, atol=1e-12)
+    assert len(out["frequencies_hz"]) == 3 and (f / "mode_shapes.png").exists()
+    back = [f"{n}={p['value']!r}" for n, p in out["params"].items()]
+    assert cli(["run", "flexible-hub", "--set", *short, *back, "--out", str(r)]) == 0
+    summary = json.loads((r / "summary.json").read_text())
+    for n, p in out["params"].items():
+        assert summary["options"][n] == p["value"], n
+    np.testing.assert_allclose(summary["frequencies_hz"], out["frequencies_hz"], rtol=1e-12)
