@@ -138,15 +138,19 @@ def test_bad_input(bad, match):
 
 @pytest.mark.slow
 def test_ddp_reaches_crocoddyls_optimum(ref, model):
-    """``ds.plan.solve(method="ddp")`` from the problem's initial guess reaches Crocoddyl's FDDP
-    optimum of the same problem: equal cost to ≤ 0.1 % (issue 16's target; measured 4e-9), the tool
-    within 0.1 mm of the target (Crocoddyl's optimum: 0.027 mm)."""
+    """``ds.plan.solve(method="ddp")`` from the problem's initial guess converges to an optimum at
+    least as good as Crocoddyl's FDDP from the same guess (issue 16: equal to ≤ 0.1 %), and the
+    plan's cost is the cost of its torques. The problem has more than one local minimum: ds.plan at
+    3024ac6 reached FDDP's (0.0142635796, to 4e-9); at 400b9b3 (PSD-projected cost Hessians) it
+    reaches 0.0118482158 (17 % lower), which Crocoddyl re-costs to 7e-16 and where FDDP,
+    warm-started, stops at iteration 0 (stop 7e-13): a stationary point of the same problem."""
     z, p = ref
     plan = ds.plan.solve(model, jnp.asarray(p.q0), jnp.asarray(p.v0), horizon=p.horizon, dt=p.dt,
                          running_cost=ur.running_cost(p, model), terminal_cost=ur.terminal_cost(p, model),
                          tau_init=jnp.tile(jnp.asarray(p.tau_init), (p.horizon, 1)), method="ddp", max_iter=200)
     assert plan.message == "converged"
-    assert abs(float(plan.cost) / float(z["fddp_cost"]) - 1) <= 1e-3
+    assert float(plan.cost) <= float(z["fddp_cost"]) * (1 + 1e-3)
+    assert abs(float(_total_cost(p, model)(plan.tau)[0]) / float(plan.cost) - 1) <= 1e-9
     assert np.linalg.norm(np.asarray(ur.tool_position(model, plan.q[-1])) - np.asarray(p.target)) <= 1e-4
 
 
