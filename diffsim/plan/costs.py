@@ -3,18 +3,129 @@
 
 Each is smooth (C^∞) so that DDP's exact cost Hessians are well defined, and each is ≈ a squared
 distance near its minimum, so weights read as ``1/tolerance²``.
+
+Two structured costs tell DDP how to build its local quadratic model (:mod:`.ddp`):
+
+* :class:`LeastSquares` ``(residual, weights)``: ``ℓ = Σ_i w_i r_i²`` (no ½), callable like any
+  cost; DDP uses the Gauss–Newton Hessian ``2 Jᵀ W J`` (``J = ∂r/∂(δx, u)`` by forward mode) and the
+  exact gradient ``2 Jᵀ W r`` — iLQR with Gauss–Newton cost Hessians, what Crocoddyl's (Box)FDDP does
+  for its residual cost models (Crocoddyl's ``CostModelResidual`` is ``½ Σ w_i r_i²``: its
+  weights are twice these).
+* :class:`Sum` ``(a, b, ...)``: the sum of terms, so residual terms mix with general scalar ones
+  (those get the exact Hessian, projected onto the PSD cone).
+
+A plain callable is one general term (exact, PSD-projected Hessian), as before.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..dynamics.dispatch import kinetic_energy
 from ..dynamics.kinematics import site_poses
 from ..dynamics.sections import strain_energy
 from ..model.joints import JointType
 from ..model.model import Model
+
+
+class LeastSquares:
+    """A least-squares cost ``ℓ(*args) = Σ_i w_i r_i(*args)²`` = ``‖r‖²_W`` (no ½ factor).
+
+    ``residual``: a JAX callable with the cost's arguments (``(q, v, τ)`` running, ``(q, v)``
+    terminal) returning a vector ``r`` [m]; ``weights``: ``w ≥ 0``, a scalar or [m] (static
+    numbers, compiled in like the constants a cost closes over; to vary them under ``vmap``, close
+    over traced values inside ``residual``).
+
+    Calling it gives the scalar ``ℓ`` (so :func:`diffsim.plan.solve`'s shooting and CEM, and the
+    trajectory cost, use it like any cost). DDP (:mod:`.ddp`) reads the residual instead and uses the
+    Gauss–Newton model of the term at ``z = (δx, u)``: gradient ``2 Jᵀ W r`` (exact) and Hessian
+    ``2 Jᵀ W J`` with ``J = ∂r/∂z`` (forward mode), i.e. the exact Hessian less
+    ``2 Σ_i w_i r_i ∇²r_i`` — iLQR with Gauss–Newton cost Hessians as in Crocoddyl's FDDP for its
+    residual costs. The fixed point (``∇J = 0``) is unchanged; only the step differs where the
+    residual is not zero. Equal and hashing alike when the residual is the same object and the
+    weights are equal (no recompilation for an equal cost)."""
+
+    def __init__(self, residual: Callable, weights=1.0):
+        if not callable(residual):
+            raise TypeError(f"LeastSquares: residual must be a callable, got {type(residual).__name__}")
+        try:
+            w = np.asarray(weights, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError("LeastSquares: weights must be concrete numbers (a scalar or a vector), got "
+                            f"{type(weights).__name__}") from None
+        if w.ndim > 1:
+            raise ValueError(f"LeastSquares: weights must be a scalar or a vector [m], got shape {w.shape}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"LeastSquares: weights must be finite and >= 0 (a Gauss–Newton Hessian 2 JᵀWJ is "
+                             f"positive semidefinite only then), got {w.tolist()}")
+        self.residual = residual
+        self.weights = w
+
+    def _key(self):
+        return (self.residual, self.weights.shape, self.weights.tobytes())
+
+    def __eq__(self, other):
+        return isinstance(other, LeastSquares) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"LeastSquares({getattr(self.residual, '__name__', self.residual)!r}, weights={self.weights.tolist()})"
+
+    def residual_and_weights(self, *args):
+        """``(r [m], w [m])`` at ``args`` (checks that ``r`` is a vector the weights fit)."""
+        r = jnp.asarray(self.residual(*args))
+        if r.ndim != 1:
+            raise ValueError(f"LeastSquares: the residual must return a vector [m], got shape {r.shape}")
+        if self.weights.ndim == 1 and self.weights.shape != r.shape:
+            raise ValueError(f"LeastSquares: weights have shape {self.weights.shape} but the residual has "
+                             f"shape {r.shape}")
+        return r, jnp.broadcast_to(jnp.asarray(self.weights, r.dtype), r.shape)
+
+    def __call__(self, *args):
+        r, w = self.residual_and_weights(*args)
+        return jnp.sum(w * r**2)
+
+
+class Sum:
+    """``ℓ(*args) = Σ_j term_j(*args)``: a cost made of terms, each a :class:`LeastSquares`
+    (Gauss–Newton Hessian in DDP) or a plain scalar callable (exact Hessian, PSD-projected).
+    Nested sums are flattened. Equal and hashing alike when the terms are."""
+
+    def __init__(self, *terms):
+        flat = []
+        for t in terms:
+            if isinstance(t, Sum):
+                flat.extend(t.terms)
+            elif callable(t):
+                flat.append(t)
+            else:
+                raise TypeError(f"Sum: every term must be a callable cost, got {type(t).__name__}")
+        if not flat:
+            raise ValueError("Sum: give at least one term")
+        self.terms = tuple(flat)
+
+    def __eq__(self, other):
+        return isinstance(other, Sum) and self.terms == other.terms
+
+    def __hash__(self):
+        return hash(("Sum", self.terms))
+
+    def __repr__(self):
+        return f"Sum{self.terms!r}"
+
+    def __call__(self, *args):
+        return sum(t(*args) for t in self.terms)
+
+
+def terms(cost) -> tuple:
+    """The terms of a cost: those of a :class:`Sum`, else the cost itself."""
+    return cost.terms if isinstance(cost, Sum) else (cost,)
 
 
 def _site(model: Model, site) -> int:

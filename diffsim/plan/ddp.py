@@ -5,13 +5,17 @@ behaviors through online trajectory optimization"; Tassa, Mansard & Todorov 2014
 Each iteration, at the current trajectory ``(x̄, ū)``:
 
 1. Local models (recomputed only when a step was accepted): ``A_k, B_k`` (exact first
-   derivatives of the RK4 step, forward mode, in the tangent space ``δx = x ⊖ x̄``) and the exact
-   gradient and Hessian of each stage cost in ``(δx, u)``, the Hessian projected onto the positive
-   semidefinite cone (eigenvalues clipped at 0, as trajax's iLQR does): a task-space error far from
-   its target has an indefinite Hessian (the kinematics' curvature times the residual), which
-   would otherwise need a large ``μ`` and crush the low-curvature directions. The second
-   derivatives of the dynamics are dropped (iLQR: Gauss–Newton on the dynamics). The gradients
-   are exact, so the fixed point is a stationary point of ``J``.
+   derivatives of the RK4 step, forward mode, in the tangent space ``δx = x ⊖ x̄``) and a
+   quadratic model of each stage cost in ``(δx, u)`` (:func:`.problem.quadratic_model`), term by
+   term: a least-squares term ``Σ w_i r_i²`` (:class:`.costs.LeastSquares`) gets the Gauss–Newton
+   Hessian ``2 Jᵀ W J`` (``J = ∂r/∂(δx, u)``, forward mode) — iLQR with Gauss–Newton cost Hessians,
+   as Crocoddyl's FDDP does for its residual costs, and far cheaper than the exact Hessian; any
+   other (plain callable) term gets its exact Hessian projected onto the positive semidefinite
+   cone (eigenvalues clipped at 0, as trajax's iLQR does): a task-space error far from its target
+   has an indefinite Hessian (the kinematics' curvature times the residual), which would otherwise
+   need a large ``μ`` and crush the low-curvature directions. The second derivatives of the
+   dynamics are dropped (iLQR: Gauss–Newton on the dynamics). The gradients are exact, so the
+   fixed point is a stationary point of ``J``.
 2. Backward pass (Riccati), from ``V_x = ℓ_f,x``, ``V_xx = ℓ_f,xx``::
 
        Q_x  = ℓ_x  + Aᵀ V_x'          Q_u  = ℓ_u  + Bᵀ V_x'
@@ -44,7 +48,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .problem import Problem
+from .problem import Problem, _sym
 from .result import PlanStatus, fill_history, make_plan
 
 MU_MIN, MU_MAX, MU_FACTOR = 1e-9, 1e9, 10.0
@@ -53,17 +57,6 @@ ARMIJO = 0.1  # accepted fraction of the expected decrease
 LINE_SEARCH_STEPS = 10  # α = 1 … 2⁻⁹
 BOX_QP_ITERS = 30
 BOX_QP_STEPS = 20
-
-
-def _sym(X):
-    return 0.5 * (X + X.T)
-
-
-def psd_projection(H):
-    """The nearest positive semidefinite matrix to the symmetric ``H`` (Frobenius norm): its
-    eigen-decomposition with the negative eigenvalues set to zero."""
-    w, V = jnp.linalg.eigh(_sym(H))
-    return _sym((V * jnp.maximum(w, 0.0)) @ V.T)
 
 
 def _free_block(H, free):
@@ -190,8 +183,7 @@ def solve_ddp(problem: Problem, u_init, max_iter: int, tol):
         return (s["it"] < max_iter) & ~s["done"]
 
     def local_models(qs, vs, us):
-        g, H, gf, Hf = problem.cost_derivatives(qs, vs, us)
-        return (*problem.step_jacobians(qs, vs, us), g, jax.vmap(psd_projection)(H), gf, psd_projection(Hf))
+        return (*problem.step_jacobians(qs, vs, us), *problem.cost_derivatives(qs, vs, us))
 
     def body(s):
         qs, vs, us, J, mu = s["qs"], s["vs"], s["us"], s["J"], s["mu"]

@@ -28,6 +28,7 @@ from ..dynamics.dispatch import AbstractDynamics
 from ..loads import Loads
 from ..model.model import Model
 from ..simulation.rollout import rk4_step
+from . import costs
 
 
 class Problem(eqx.Module):
@@ -127,29 +128,69 @@ class Problem(eqx.Module):
         return jax.vmap(local)(ks, qs[:-1], vs[:-1], qs[1:], vs[1:], us)
 
     def cost_derivatives(self, qs, vs, us):
-        """Gradients and Hessians of the stage costs in ``(δx, u)``: running ``(g [N, nz],
-        H [N, nz, nz])`` with ``nz = 2nv + nu`` (weighted by ``dt``) and terminal ``(g_f [2nv],
-        H_f [2nv, 2nv])``."""
+        """DDP's local quadratic models of the stage costs in ``(δx, u)`` (:func:`quadratic_model`:
+        exact gradients; Gauss–Newton Hessians for :class:`~.costs.LeastSquares` terms, exact
+        PSD-projected ones for the others): running ``(g [N, nz], H [N, nz, nz])`` with
+        ``nz = 2nv + nu`` (weighted by ``dt``) and terminal ``(g_f [2nv], H_f [2nv, 2nv])``."""
         nx = 2 * self.nv
 
         def run(q, v, u):
-            def lz(z):
+            def lift(z):
                 qq, vv = self.retract(q, v, z[:nx])
-                return self.dt * self.running_cost(qq, vv, self.tau(z[nx:]))
+                return qq, vv, self.tau(z[nx:])
 
-            z = jnp.concatenate([jnp.zeros(nx, u.dtype), u])
-            return jax.grad(lz)(z), jax.hessian(lz)(z)
+            return quadratic_model(self.running_cost, lift, jnp.concatenate([jnp.zeros(nx, u.dtype), u]), self.dt)
 
         def term(q, v):
-            def lf(dx):
-                return self.terminal_cost(*self.retract(q, v, dx))
-
-            z = jnp.zeros(nx, q.dtype)
-            return jax.grad(lf)(z), jax.hessian(lf)(z)
+            return quadratic_model(self.terminal_cost, lambda dx: self.retract(q, v, dx), jnp.zeros(nx, q.dtype))
 
         g, H = jax.vmap(run)(qs[:-1], vs[:-1], us)
         gf, Hf = term(qs[-1], vs[-1])
         return g, H, gf, Hf
+
+
+def _sym(X):
+    return 0.5 * (X + X.T)
+
+
+def psd_projection(H):
+    """The nearest positive semidefinite matrix to the symmetric ``H`` (Frobenius norm): its
+    eigen-decomposition with the negative eigenvalues set to zero."""
+    w, V = jnp.linalg.eigh(_sym(H))
+    return _sym((V * jnp.maximum(w, 0.0)) @ V.T)
+
+
+def quadratic_model(cost, lift, z, scale=1.0):
+    """Gradient ``g`` and Hessian model ``H`` of ``c(z) = scale · cost(*lift(z))`` at ``z``, term by
+    term (:func:`.costs.terms`):
+
+    * :class:`~.costs.LeastSquares` ``Σ w_i r_i²``: ``g = 2 s Jᵀ W r``, ``H = 2 s Jᵀ W J`` with
+      ``J = ∂r/∂z`` by forward mode (Gauss–Newton: the residual curvature ``Σ w_i r_i ∇²r_i`` is
+      dropped; positive semidefinite by construction);
+    * any other scalar callable: ``g = ∇c``, ``H = Π(∇²c)``, the exact Hessian (forward over
+      reverse) projected onto the positive semidefinite cone (:func:`psd_projection`).
+
+    The gradient is exact either way, so a fixed point of DDP is a stationary point of ``J``."""
+    scale = jnp.asarray(scale, z.dtype)
+    g = jnp.zeros_like(z)
+    H = jnp.zeros((z.size, z.size), z.dtype)
+    for t in costs.terms(cost):
+        if isinstance(t, costs.LeastSquares):
+            def res(y, t=t):
+                r, w = t.residual_and_weights(*lift(y))
+                return r, (r, w)
+
+            J, (r, w) = jax.jacfwd(res, has_aux=True)(z)
+            WJ = (2 * scale) * w[:, None] * J
+            g = g + WJ.T @ r
+            H = H + _sym(J.T @ WJ)
+        else:
+            def c(y, t=t):
+                return scale * t(*lift(y))
+
+            g = g + jax.grad(c)(z)
+            H = H + psd_projection(jax.hessian(c)(z))
+    return g, H
 
 
 def actuated_indices(model: Model, actuation) -> tuple:

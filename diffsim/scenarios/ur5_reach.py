@@ -54,6 +54,7 @@ from ..io.urdf import load_urdf
 from ..loads import Loads
 from ..model.model import Model
 from ..options import Option, defaults
+from ..plan.costs import LeastSquares
 from ..plan.solve import make_problem
 from ..simulation.system import set_params
 from ..simulation.vector_field import vector_field
@@ -172,60 +173,82 @@ def problem(**overrides) -> Ur5Reach:
     return Ur5Reach(q0=q0, v0=tuple(float(x) for x in overrides.pop("v0", (0.0,) * 6)), **overrides)
 
 
-def effort_cost(p: Ur5Reach, model: Model):
-    """``l(q, v, τ)``: ``w_u ‖τ − g(q)‖²`` (``effort="above-gravity"``) or ``w_u ‖τ‖²`` (``"total"``),
-    at one state (no quadrature)."""
+def _effort_residual(p: Ur5Reach, model: Model):
+    """``e(q, τ)`` [6]: ``τ − g(q)`` (``effort="above-gravity"``) or ``τ`` (``"total"``)."""
     above_gravity = p.effort == "above-gravity"
 
-    def ell(q, v, tau):
-        e = tau - gravity_forces(model, q) if above_gravity else tau
-        return jnp.asarray(p.w_u, tau.dtype) * jnp.sum(e**2)
+    def e(q, tau):
+        return tau - gravity_forces(model, q) if above_gravity else tau
 
-    return ell
+    return e
+
+
+def effort_cost(p: Ur5Reach, model: Model):
+    """``l(q, v, τ)``: ``w_u ‖τ − g(q)‖²`` (``effort="above-gravity"``) or ``w_u ‖τ‖²`` (``"total"``),
+    at one state (no quadrature); a :class:`diffsim.plan.costs.LeastSquares` (residual ``e``,
+    weight ``w_u``), so DDP uses its Gauss–Newton Hessian."""
+    e = _effort_residual(p, model)
+    return LeastSquares(lambda q, v, tau: e(q, tau), p.w_u)
+
+
+def rk4_stage_states(model: Model, q, v, tau, dt):
+    """The stage states ``x_i`` [4] (``q`` [4, nq], ``v`` [4, nv]) of the classical RK4 step from
+    ``(q, v)`` with ``τ`` held: ``x_1 = x_k``, ``x_{i+1} = x_k + c_{i+1} dt k_i`` with ``k_i`` the
+    vector field at ``x_i`` (Butcher tableau ``c = (0, ½, ½, 1)``; the stages of
+    :func:`diffsim.simulation.rollout.rk4_step`)."""
+    args = (model, Loads(tau=tau), None, Default(), None)
+    h = jnp.asarray(dt, q.dtype)
+
+    def stage(x, c):
+        kq, kv, _ = vector_field(0.0, (x[0], x[1], None), args)
+        x = (q + c * h * kq, v + c * h * kv)
+        return x, x
+
+    _, (qs, vs) = jax.lax.scan(stage, (q, v), jnp.asarray(_C[1:], q.dtype))
+    return jnp.concatenate([q[None], qs]), jnp.concatenate([v[None], vs])
 
 
 def rk4_stage_average(model: Model, ell, dt):
-    """``l̄(q, v, τ) = Σ_i b_i l(x_i, τ)`` (``l`` = ``ell``) over the stage states ``x_i`` of the classical RK4 step
-    from ``(q, v)`` with ``τ`` held (Butcher tableau ``c = (0, ½, ½, 1)``, ``b = (1, 2, 2, 1)/6``;
-    the stages of :func:`diffsim.simulation.rollout.rk4_step`): Crocoddyl's
-    ``IntegratedActionModelRK`` cost quadrature, ``dt · l̄`` per step."""
-    dyn = Default()
+    """``l̄(q, v, τ) = Σ_i b_i l(x_i, τ)`` (``l`` = ``ell``) over the stage states ``x_i`` of the
+    classical RK4 step from ``(q, v)`` with ``τ`` held (:func:`rk4_stage_states`; weights
+    ``b = (1, 2, 2, 1)/6``): Crocoddyl's ``IntegratedActionModelRK`` cost quadrature, ``dt · l̄`` per
+    step."""
 
     def lbar(q, v, tau):
-        args = (model, Loads(tau=tau), None, dyn, None)
-        h = jnp.asarray(dt, q.dtype)
-
-        def stage(carry, cb):  # k_i at the stage state x_i, then x_{i+1} = x_k + c_{i+1} dt k_i
-            (qi, vi), total = carry
-            kq, kv, _ = vector_field(0.0, (qi, vi, None), args)
-            x = (q + cb[0] * h * kq, v + cb[0] * h * kv)
-            return (x, total + cb[1] * ell(x[0], x[1], tau)), None
-
-        cb = jnp.asarray(np.stack([_C[1:], _B[1:]], 1), q.dtype)
-        (_, total), _ = jax.lax.scan(stage, ((q, v), _B[0] * ell(q, v, tau)), cb)
-        return total
+        qs, vs = rk4_stage_states(model, q, v, tau, dt)
+        return jnp.asarray(_B, q.dtype) @ jax.vmap(ell, (0, 0, None))(qs, vs, tau)
 
     return lbar
 
 
 def running_cost(p: Ur5Reach, model: Model):
-    """The planner's ``running_cost(q, v, τ)`` = ``l̄`` of the module docstring (the RK4 stage
-    average of :func:`effort_cost` for ``quadrature="rk4"``, unless it depends on ``τ`` alone)."""
-    ell = effort_cost(p, model)
+    """The planner's ``running_cost(q, v, τ)`` = ``l̄`` of the module docstring, a
+    :class:`diffsim.plan.costs.LeastSquares` of weight ``w_u``: for ``quadrature="rk4"`` the RK4 stage
+    average ``Σ_i b_i w_u ‖e(x_i, τ)‖²`` (:func:`rk4_stage_average` of :func:`effort_cost`) written as
+    the residual ``[√b_i e(x_i, τ)]_{i=1..4}`` [24] (the same number; DDP then takes the Gauss–Newton
+    Hessian through the stage states, as Crocoddyl does); :func:`effort_cost` itself for
+    ``"knot"`` or when it depends on ``τ`` alone (``effort="total"``)."""
     if p.quadrature == "knot" or p.effort == "total":
-        return ell
-    return rk4_stage_average(model, ell, p.dt)
+        return effort_cost(p, model)
+    e = _effort_residual(p, model)
+    sqrt_b = jnp.sqrt(jnp.asarray(_B))
+
+    def stacked(q, v, tau):
+        qs, _ = rk4_stage_states(model, q, v, tau, p.dt)
+        return (sqrt_b.astype(q.dtype)[:, None] * jax.vmap(e, (0, None))(qs, tau)).ravel()
+
+    return LeastSquares(stacked, p.w_u)
 
 
 def terminal_cost(p: Ur5Reach, model: Model):
-    """``l_T(q, v) = w_p ‖p(q) − p*‖² + w_v ‖v‖²``."""
+    """``l_T(q, v) = w_p ‖p(q) − p*‖² + w_v ‖v‖²``: a :class:`diffsim.plan.costs.LeastSquares` with the
+    residual ``(p(q) − p*, v)`` [9] and the weights ``(w_p ×3, w_v ×6)``."""
     i = model.topology.body_index(p.tool)
 
-    def lT(q, v):
-        e = forward_kinematics(model, q).p[i] - jnp.asarray(p.target, q.dtype)
-        return jnp.asarray(p.w_p, q.dtype) * jnp.sum(e**2) + jnp.asarray(p.w_v, v.dtype) * jnp.sum(v**2)
+    def residual(q, v):
+        return jnp.concatenate([forward_kinematics(model, q).p[i] - jnp.asarray(p.target, q.dtype), v])
 
-    return lT
+    return LeastSquares(residual, [p.w_p] * 3 + [p.w_v] * model.nv)
 
 
 def planning_problem(p: Ur5Reach, model: Model, *, limits: bool = False):
