@@ -5,7 +5,9 @@
   ``"shooting"`` (L-BFGS single shooting, :mod:`.shooting`), ``"cem"`` (cross-entropy sampling,
   :mod:`.cem`); returns a :class:`Plan`.
 * :mod:`.costs`: the usual cost terms (site position / orientation error, base attitude change,
-  joint-limit and torque barriers, residual elastic energy).
+  joint-limit and torque barriers, residual elastic energy), and the structured costs
+  :class:`~.costs.LeastSquares` (``Σ w_i r_i²``: DDP takes its Gauss–Newton Hessian ``2 JᵀWJ``, as
+  Crocoddyl does for residual costs) and :class:`~.costs.Sum` (mixing residual and general terms).
 * :func:`sensitivity`: derivatives of the optimal cost and torques with respect to model
   parameters (implicit differentiation of the optimality condition).
 """

@@ -141,7 +141,9 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
         horizon: N, the number of steps (static); dt: the step [s].
         running_cost: ``ℓ(q, v, τ) -> scalar`` (τ [nv]); terminal_cost: ``ℓ_f(q, v) -> scalar``.
             JAX callables; a new function object compiles a new program (define them once).
-            Helpers: :mod:`diffsim.plan.costs`.
+            Helpers: :mod:`diffsim.plan.costs`. A :class:`~.costs.LeastSquares` cost (or a
+            :class:`~.costs.Sum` with such terms) gets Gauss–Newton Hessians in ``"ddp"``; a plain
+            callable its exact Hessian, PSD-projected.
         tau_limits: ``(lo, hi)``, each a scalar, [nu] or [nv] array: a box on the driven torques.
         method: ``"ddp"`` (box-constrained iLQR, :mod:`.ddp`), ``"shooting"`` (L-BFGS single
             shooting, :mod:`.shooting`) or ``"cem"`` (cross-entropy sampling, :mod:`.cem`).
