@@ -22,7 +22,7 @@ def articulated_body_algorithm(model: Model, q, v, tau, f_ext=None):
     """ABA itself (Featherstone 2008, Table 7.1): ``v̇`` [nv] of a rigid tree for joint forces
     ``tau`` [nv] and body wrenches ``f_ext`` [nb, 6] (body coordinates, at the body origins)."""
     t = model.topology
-    tau = tau - joint_passive_forces(model, v)
+    tau = tau - joint_passive_forces(model, v, q)
     jd = JointData(model, q, v)
     Xm = jd.Xm  # i_X_λ(i) [nb, 6, 6]; its transpose carries forces to the parent
     Ib = body_spatial_inertias(model)

@@ -101,6 +101,6 @@ def forward_dynamics_composite(model: Model, q, v, tau=None, f_ext=None):
     h = jnp.einsum("bki,bk->i", P, fb_)
     arm = jnp.concatenate([model.armature, jnp.zeros(t.ne, dt)])
     M = M + jnp.diag(arm)
-    rhs = jnp.concatenate([tau[:nvr] - joint_passive_forces(model, v[:nvr]), jnp.zeros(t.ne, dt)]) - h
+    rhs = jnp.concatenate([tau[:nvr] - joint_passive_forces(model, v[:nvr], q), jnp.zeros(t.ne, dt)]) - h
     cf = jax.scipy.linalg.cho_factor(M)
     return jax.scipy.linalg.cho_solve(cf, rhs)

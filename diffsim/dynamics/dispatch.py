@@ -17,7 +17,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..model.model import Model
+from ..model.model import Model, joint_spring_energy
 from .aba import forward_dynamics_aba
 from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite
 from .crba import mass_matrix_crba
@@ -100,10 +100,11 @@ def kinetic_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"])
 
 def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
     """Gravity potential ``V = −Σ mᵢ g·cᵢ`` (zero at the world origin) [J]; flexible trees add
-    their sections' gravity potential and the strain energy."""
+    their sections' gravity potential and the strain energy; joint springs add
+    ``½ Σ K (q − q_ref)²`` (:func:`diffsim.model.model.joint_spring_energy`)."""
     if model.topology.has_flex:
-        return potential_energy_flexible(model, q)
-    return potential_energy_rigid(model, q)
+        return potential_energy_flexible(model, q) + joint_spring_energy(model, q)
+    return potential_energy_rigid(model, q) + joint_spring_energy(model, q)
 
 
 def total_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, ""]:

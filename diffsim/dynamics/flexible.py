@@ -100,7 +100,7 @@ def articulated_flexible(
     f_ext = jnp.zeros((model.nb, 6), dt) if f_ext is None else f_ext
     pres = set(int(i) for i in prescribed)
     jd, Ib, V, c, kin = outward_kinematics(model, q, v)
-    passive = joint_passive_forces(model, v[:nvr])
+    passive = joint_passive_forces(model, v[:nvr], q)
     tau_j = tau[:nvr] - passive
 
     # sweep 2: leaves to root; link i's own equations, then its children's articulated inertias
@@ -196,7 +196,7 @@ def inverse_dynamics_flexible(model: Model, q, v, a, f_ext=None):
     tau_e = [F[i][6:] for i in range(t.nb) if kin[i] is not None]
     out = jnp.concatenate(tau + tau_e)
     arm = jnp.concatenate([model.armature, jnp.zeros(t.ne, model.dtype)])
-    passive = jnp.concatenate([joint_passive_forces(model, v[:nvr]), jnp.zeros(t.ne, model.dtype)])
+    passive = jnp.concatenate([joint_passive_forces(model, v[:nvr], q), jnp.zeros(t.ne, model.dtype)])
     return out + arm * a + passive
 
 

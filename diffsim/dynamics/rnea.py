@@ -34,4 +34,4 @@ def inverse_dynamics_rigid(model: Model, q, v, a, f_ext=None):
     f, _ = backward_pass(t, lambda i, fi: (Xm[i].T @ fi, None), [f_all[i] for i in range(t.nb)])
     tau = [jd.S[i].T @ f[i] for i in range(t.nb)]
     tau = jnp.concatenate(tau) if tau else jnp.zeros(0, model.dtype)
-    return tau + model.armature * a + joint_passive_forces(model, v)
+    return tau + model.armature * a + joint_passive_forces(model, v, q)

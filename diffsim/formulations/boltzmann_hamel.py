@@ -384,7 +384,7 @@ def forward_dynamics_bh(model: Model, q, v, tau=None, f_ext=None):
         k += 3
     E = jnp.concatenate(E) if E else jnp.zeros(0, dt)
 
-    Q = tau - joint_passive_forces(model, v) + _contract(P, _applied_wrenches(model, C, f_ext), dofs, nv_of, dt)
+    Q = tau - joint_passive_forces(model, v, q) + _contract(P, _applied_wrenches(model, C, f_ext), dofs, nv_of, dt)
     rhs = Q - p_dot_q - _quasi_coordinate_terms(model, v, p) - E
     return cho_solve(cho_factor(_mass_matrix(model, P)), rhs)
 

@@ -327,7 +327,7 @@ def _dissipation_and_strain(model: Model, q, v):
     """``∂D/∂ż + ∂V_e/∂z`` (eqs 8–11 plus viscous joint damping), diffsim order."""
     t = model.topology
     flex = model.flex if model.flex else (None,) * t.nb
-    f = [joint_passive_forces(model, v[: t.nv_rigid])]
+    f = [joint_passive_forces(model, v[: t.nv_rigid], q)]
     for i in range(t.nb):
         fb = flex[i]
         if fb is not None:

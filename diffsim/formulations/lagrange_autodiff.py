@@ -69,9 +69,9 @@ def potential_energy_lagrange(model: Model, q):
     return V
 
 
-def _dissipation_force(model: Model, qd):
+def _dissipation_force(model: Model, q, qd):
     t = model.topology
-    f = [joint_passive_forces(model, qd[: t.nv_rigid])]
+    f = [joint_passive_forces(model, qd[: t.nv_rigid], q)]
     for i in range(t.nb):
         fb = model.flex[i] if model.flex else None
         if fb is not None:
@@ -95,7 +95,7 @@ def forward_dynamics_lagrange(model: Model, q, v, tau=None, f_ext=None):
     Cqd = jax.jvp(lambda z: dT_dqd(model, z, v), (q,), (v,))[1]
     dT_dq = jax.grad(kinetic_energy_lagrange, 1)(model, q, v)
     dV = jax.grad(potential_energy_lagrange, 1)(model, q)
-    rhs = tau - Cqd + dT_dq - dV - _dissipation_force(model, v)
+    rhs = tau - Cqd + dT_dq - dV - _dissipation_force(model, q, v)
     return jnp.linalg.solve(M, rhs)
 
 

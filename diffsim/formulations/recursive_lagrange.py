@@ -347,7 +347,7 @@ def _rhs(model: Model, q, v, tau, links, K):
             d = q[t.e_q_slice(i)]
             R = R.at[sl].add(-h + g - fb.K @ d - fb.D @ L.dd)  # eqs 65–66
     nvr = t.nv_rigid
-    return R.at[:nvr].add(-joint_passive_forces(model, v[:nvr])) + tau
+    return R.at[:nvr].add(-joint_passive_forces(model, v[:nvr], q)) + tau
 
 
 def _prepare(model: Model, q, v):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..model.builder import ModelBuilder, ModelError
 from ..model.model import Model
-from ..model.rotations import rot_to_quat
+from ..model.rotations import axis_angle_to_rot, rot_to_quat
 
 
 @dataclasses.dataclass
@@ -25,6 +25,9 @@ class RawJoint:
     where: str
     range: tuple | None = None  # (lower, upper) when limited (kept as data)
     frictionloss: float = 0.0  # Coulomb friction F_s (every DOF of the joint)
+    stiffness: float = 0.0  # joint spring K (hinge / slide)
+    springref: float = 0.0  # its rest position (rad / m)
+    ref: float = 0.0  # MuJoCo's qpos0: the joint coordinate at which the body has its file placement
 
 
 @dataclasses.dataclass
@@ -76,7 +79,7 @@ def _fresh(base: str, used: set, suffix: str = "") -> str:
 
 
 def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actuators=(), what="MJCF",
-             friction_width: float = 1e-3) -> Model:
+             friction_width: float = 1e-3, tendons=()) -> Model:
     """MuJoCo bodies -> diffsim model (one joint per body; see the module docstring). Geoms,
     joint ranges and ``actuators`` (:class:`~diffsim.model.model.Actuator`) are kept as data."""
     b = ModelBuilder(gravity=gravity)
@@ -100,8 +103,10 @@ def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actu
                        pos=pos0, rot=bd.rot, mass=bd.mass, com=bd.com, inertia=bd.inertia, origin=f"{what} {bd.where}")
         elif "free" in kinds:
             j = joints[kinds.index("free")]
+            if j.stiffness != 0:
+                raise ModelError(f"{what} {j.where}: a spring (stiffness) on a free joint is not supported")
             if j.frictionloss != 0:
-                raise ModelError(f"{j.where}: frictionloss on a free joint is not supported (MuJoCo applies it to "
+                raise ModelError(f"{what} {j.where}: frictionloss on a free joint is not supported (MuJoCo applies it to "
                                  "world-frame linear velocities, diffsim's free-joint velocity is in the body frame)")
             if len(joints) > 1:
                 raise ModelError(f"{j.where}: a free joint must be the only joint of its body {name!r}")
@@ -115,12 +120,19 @@ def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actu
                        damping=j.damping, armature=j.armature, origin=f"{what} {bd.where}")
         else:
             prev = parent
+            for j in joints:
+                if j.kind == "ball" and j.stiffness != 0:
+                    raise ModelError(f"{what} {j.where}: a spring (stiffness) on a ball joint is not supported")
             for k, j in enumerate(joints):
                 last = k == len(joints) - 1
                 if k == 0:
                     pos, rot = pos0 + bd.rot @ j.pos, bd.rot
                 else:
                     pos, rot = j.pos - joints[k - 1].pos, np.eye(3)
+                if j.ref and j.kind == "hinge":  # diffsim's q = 0 is MuJoCo's qpos = 0, i.e. ref away
+                    rot = rot @ axis_angle_to_rot(j.axis, -j.ref)
+                elif j.ref and j.kind == "slide":
+                    pos = pos - j.ref * (rot @ j.axis)
                 if last:
                     bname = name
                     jname = j.name or _fresh(name, used_joints)
@@ -134,7 +146,7 @@ def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actu
                            axis=j.axis if j.kind in ("hinge", "slide") else (0.0, 0.0, 1.0),
                            pos=pos, rot=rot, mass=mass, com=com, inertia=inertia,
                            damping=j.damping, armature=j.armature, frictionloss=j.frictionloss,
-                           friction_width=friction_width, origin=f"{what} {bd.where if last else j.where}")
+                           friction_width=friction_width, stiffness=j.stiffness, springref=j.springref, origin=f"{what} {bd.where if last else j.where}")
                 if j.range is not None:
                     b.add_joint_limit(jname, *j.range)
                 prev = bname
@@ -148,4 +160,6 @@ def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actu
         b.add_geom(None, g.type, g.size, g.pos, rot_to_quat(g.rot), g.name, g.mesh)
     for a in actuators:
         b.add_actuator(a)
+    for ten in tendons:
+        b.add_tendon(ten)
     return b.build(dtype)

@@ -8,12 +8,14 @@ relative path is relative to the including file; errors name the included file a
 ``pos`` and orientation (``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``, honouring
 ``<compiler angle eulerseq>``; MJCF's default angle unit is the degree); ``<inertial>``
 (``diaginertia`` or ``fullinertia``); ``hinge``/``slide``/``ball``/``free`` joints and
-``<freejoint>`` with ``axis``, ``pos``, ``damping``, ``armature``, ``frictionloss`` (Coulomb
+``<freejoint>`` with ``axis``, ``pos``, ``damping``, ``armature``, ``stiffness`` and
+``springref`` (joint springs ``K (q − q_ref)`` on hinge and slide joints), ``ref`` (the body is
+placed at ``q = 0`` rather than at ``q = ref``, so that ``q`` is MuJoCo's ``qpos``), ``frictionloss`` (Coulomb
 friction, its sign smoothed over ``friction_width``: MuJoCo's is a constraint with a soft
 regularisation instead, so the two agree away from stiction only; not on free joints); ``<default>`` classes with
 ``class``/``childclass`` (repeated top-level ``<default>`` blocks are merged into the main class,
 as MuJoCo does); ``<option gravity>``, ``<flag gravity="disable"/>``, ``<flag damper="disable"/>`` and
-``<flag frictionloss="disable"/>`` (or ``constraint="disable"``); sites; inertia inferred from primitive geoms
+``<flag frictionloss="disable"/>`` (or ``constraint="disable"``), ``<flag spring="disable"/>``; sites; inertia inferred from primitive geoms
 (``<compiler inertiafromgeom>``, MuJoCo's formulas), ``boundmass``/``boundinertia``/
 ``balanceinertia``/``settotalmass``. Inertias are checked on each body merged with its
 fixed children, with tolerances relative to the body (:func:`diffsim.model.builder.validate_inertia`).
@@ -21,15 +23,16 @@ fixed children, with tolerances relative to the body (:func:`diffsim.model.build
 Kept as data, not simulated (one :class:`~diffsim.io.xml.UnsimulatedWarning` per load): every
 geom in ``model.geoms`` (contact geometry; contacts are not made from file geometry), joint
 ranges (``limited="true"``, or ``range`` with ``autolimits``) in ``model.joint_limits`` (not
-enforced; limits on free joints are ignored, as MuJoCo does) and ``<actuator>`` elements in
-``model.actuators`` (not applied: pass joint torques ``tau``).
+enforced; limits on free joints are ignored, as MuJoCo does), ``<actuator>`` elements in
+``model.actuators`` (not applied: pass joint torques ``tau``) and tendons without passive forces
+or limits in ``model.tendons`` (they exert no force: actuator transmissions only).
 
 Ignored (no effect on the smooth dynamics): ``visual``, ``asset``, ``statistic``, ``size``,
 ``custom``, cameras, lights, sensors, ``contact`` (pairs/excludes), keyframes, ``<skin>`` (drawn
 only), ``option`` timestep/integrator/solver settings.
 
-Refused with a :class:`~diffsim.model.ModelError` naming the element and its line: tendons,
-equality constraints, joint ``stiffness``, ``springref``, ``ref``,
+Refused with a :class:`~diffsim.model.ModelError` naming the element and its line: tendons
+with stiffness, damping, friction loss or length limits, equality constraints, springs on ball/free joints, polynomial stiffness,
 polynomial damping, ``gravcomp``, fluid forces (``density``/``viscosity``), mesh / height-field
 / SDF geoms where inertia must be inferred, composite/flex/replicate/attach, plugins, unknown
 joint types, unreadable or cyclic includes.
@@ -61,7 +64,7 @@ import math
 import numpy as np
 
 from ..model.builder import ModelError
-from ..model.model import Actuator, Model
+from ..model.model import Actuator, Model, Tendon
 from ..model.rotations import axis_angle_to_rot, quat_mul, quat_to_rot, z_to_rot
 from .assemble import KIND_TO_JOINT, RawBody, RawGeom, RawJoint, RawSite, assemble
 from .xml import XmlDoc, boolean, floats, warn_unsimulated
@@ -93,13 +96,14 @@ _REFUSED_ANYWHERE = {
     "plugin": "engine plugins are not supported",
 }
 _REFUSED_SECTIONS = {
-    "tendon": "tendons are not supported",
     "equality": "equality constraints are not supported",
     "deformable": "deformable objects are not supported (rigid bodies only)",
     "extension": "engine plugins are not supported",
 }
 _IGNORED_SECTIONS = {"visual", "asset", "statistic", "size", "custom", "contact", "sensor", "keyframe"}
-_KNOWN_SECTIONS = set(_REFUSED_SECTIONS) | _IGNORED_SECTIONS | {"compiler", "option", "default", "worldbody", "actuator"}
+_KNOWN_SECTIONS = set(_REFUSED_SECTIONS) | _IGNORED_SECTIONS | {"compiler", "option", "default", "worldbody", "actuator",
+                                                                  "tendon"}
+_TENDON_PASSIVE = ("stiffness", "damping", "frictionloss", "springlength")
 _RENDERING_ONLY = {"skin"}  # children of <deformable> that MuJoCo only draws
 _ACTUATORS = {"motor", "position", "velocity", "general", "intvelocity", "damper", "cylinder", "muscle", "adhesion"}
 _TRANSMISSIONS = ("joint", "jointinparent", "tendon", "site", "slidersite", "cranksite", "body")
@@ -134,7 +138,7 @@ class _MJCFParser:
         for el in root.findall("compiler"):
             self._compiler(el)
         self.gravity = np.array([0.0, 0.0, -9.81])
-        self.damper = self.frictionloss = True
+        self.damper = self.frictionloss = self.spring = True
         for el in root.findall("option"):
             self._option(el)
         self.defaults: dict[str, dict[str, dict]] = {}
@@ -197,6 +201,8 @@ class _MJCFParser:
                 self.gravity = np.zeros(3)
             if flag.get("damper") == "disable":
                 self.damper = False
+            if flag.get("spring") == "disable":
+                self.spring = False
             if flag.get("frictionloss") == "disable" or flag.get("constraint") == "disable":
                 self.frictionloss = False
 
@@ -317,14 +323,45 @@ class _MJCFParser:
             for bd in bodies:
                 for j in bd.joints:
                     j.damping = 0.0
-        if not self.frictionloss:
-            for bd in bodies:
-                for j in bd.joints:
-                    j.frictionloss = 0.0
+        for flag, attr in ((self.frictionloss, "frictionloss"), (self.spring, "stiffness")):
+            if not flag:
+                for bd in bodies:
+                    for j in bd.joints:
+                        setattr(j, attr, 0.0)
         model = assemble(bodies, self.gravity, dtype, world_geoms=self._world_geoms, actuators=self._actuators(),
-                         friction_width=self.friction_width)
+                         friction_width=self.friction_width, tendons=self._tendons())
         warn_unsimulated(model, "MJCF", stacklevel=4)
         return model
+
+    def _tendons(self):
+        """``<tendon>`` elements as data (:class:`~diffsim.model.model.Tendon`) when they exert no
+        force: refused with stiffness, damping, friction loss or a length range (limits)."""
+        out = []
+        for sec in self.doc.root.findall("tendon"):
+            for el in sec:
+                w = self.doc.where(el)
+                if el.tag not in ("fixed", "spatial"):
+                    raise ModelError(f"MJCF {w}: unknown tendon type <{el.tag}>")
+                cname = el.get("class", "main")
+                if cname not in self.defaults:
+                    raise ModelError(f"MJCF {w}: unknown default class {cname!r}")
+                a = dict(self.defaults[cname].get("tendon", {}))
+                a.update(el.attrib)
+                for attr in _TENDON_PASSIVE:
+                    if attr in a and np.any(floats(a[attr], 2, w, attr, allow_fewer=True) != 0):
+                        raise ModelError(f"MJCF {w}: tendon {attr}={a[attr]!r} is not supported "
+                                         "(tendons are kept as actuator transmissions only)")
+                lim = a.get("limited", "auto")
+                if lim == "true" or (lim == "auto" and "range" in a and self.autolimits):
+                    raise ModelError(f"MJCF {w}: tendon length limits are not supported (range={a.get('range')!r})")
+                if el.tag == "fixed":
+                    joints = tuple((j.get("joint"), float(floats(j.get("coef", "1"), 1, self.doc.where(j), "coef")[0]))
+                                   for j in el if j.tag == "joint")
+                    out.append(Tendon(a.get("name"), "fixed", joints))
+                else:
+                    path = tuple(c.get("site") or c.get("geom") or c.tag for c in el)
+                    out.append(Tendon(a.get("name"), "spatial", (), path))
+        return out
 
     def _actuators(self):
         """``<actuator>`` elements as data (:class:`~diffsim.model.model.Actuator`), MuJoCo's
@@ -436,14 +473,19 @@ class _MJCFParser:
         def nonzero(attr, n=1):
             return attr in a and np.any(floats(a[attr], n, w, attr, allow_fewer=True) != 0.0)
 
-        if nonzero("stiffness", 3):
-            raise ModelError(f"MJCF {w}: joint stiffness={a['stiffness']!r} is not supported (no joint springs)")
+        stiff = floats(a.get("stiffness", "0"), 3, w, "stiffness", allow_fewer=True)
+        if np.any(stiff[1:] != 0.0):
+            raise ModelError(f"MJCF {w}: polynomial stiffness {a['stiffness']!r} is not supported (linear springs only)")
+        if stiff[0] < 0:
+            raise ModelError(f"MJCF {w}: stiffness={a['stiffness']!r} must be non-negative")
+        springref = float(floats(a.get("springref", "0"), 1, w, "springref")[0])
+        if kind == "hinge" and self.degree:
+            springref = springref * math.pi / 180.0
         if nonzero("springdamper", 2):
-            raise ModelError(f"MJCF {w}: springdamper is not supported (no joint springs)")
-        if nonzero("springref"):
-            raise ModelError(f"MJCF {w}: springref is not supported (no joint springs)")
-        if nonzero("ref"):
-            raise ModelError(f"MJCF {w}: ref={a['ref']!r} is not supported (joint zero must be the body placement)")
+            raise ModelError(f"MJCF {w}: springdamper is not supported (give stiffness and damping instead)")
+        ref = float(floats(a.get("ref", "0"), 1, w, "ref")[0]) if kind in ("hinge", "slide") else 0.0
+        if kind == "hinge" and self.degree:
+            ref = ref * math.pi / 180.0
         limited = a.get("limited", "auto")
         if limited not in ("true", "false", "auto"):
             raise ModelError(f"MJCF {w}: limited must be true, false or auto")
@@ -464,7 +506,7 @@ class _MJCFParser:
             raise ModelError(f"MJCF {w}: frictionloss={a['frictionloss']!r} must be non-negative")
         if kind == "free":
             return RawJoint("free", a.get("name"), np.zeros(3), np.array([0.0, 0.0, 1.0]), float(damping[0]), armature, w,
-                            None, frictionloss)
+                            None, frictionloss, float(stiff[0]))
         pos = frame.pos + frame.rot @ floats(a.get("pos", "0 0 0"), 3, w, "pos")
         axis = frame.rot @ floats(a.get("axis", "0 0 1"), 3, w, "axis")
         if kind in ("hinge", "slide"):
@@ -472,7 +514,8 @@ class _MJCFParser:
             if n < _MJEPS:
                 raise ModelError(f"MJCF {w}: joint axis is zero")
             axis = axis / n
-        return RawJoint(kind, a.get("name"), pos, axis, float(damping[0]), armature, w, jrange, frictionloss)
+        return RawJoint(kind, a.get("name"), pos, axis, float(damping[0]), armature, w, jrange, frictionloss,
+                        float(stiff[0]), springref if kind in ("hinge", "slide") else 0.0, ref)
 
     def _inertial(self, el, frame):
         w = self.doc.where(el)

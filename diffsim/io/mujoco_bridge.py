@@ -26,7 +26,7 @@ from ..model.builder import ModelError
 from ..model.joints import JointType
 from ..model.model import Model
 from ..model.rotations import quat_to_rot
-from ..model.model import Actuator
+from ..model.model import Actuator, Tendon
 from .assemble import RawBody, RawGeom, RawJoint, RawSite, assemble
 from .xml import warn_unsimulated
 
@@ -45,12 +45,15 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
     """Convert a compiled ``mujoco.MjModel`` (rigid subset) to a diffsim :class:`Model`.
 
     Uses ``body_pos/quat``, ``body_ipos/iquat/mass/inertia``, ``jnt_type/axis/pos``,
+    ``jnt_stiffness``/``qpos_spring`` (joint springs; zero with the spring disable flag),
+    ``qpos0`` of hinge/slide joints (``ref``: bodies are placed at ``q = 0``),
     ``dof_damping/armature/frictionloss`` (Coulomb friction smoothed over ``friction_width``,
     zero when MuJoCo's frictionloss or constraints are disabled), ``opt.gravity`` (and the gravity/damper disable flags) and the
     sites. Geoms, joint ranges (``jnt_limited``; free joints' are ignored) and actuators are kept
     as data (``model.geoms``, ``model.joint_limits``, ``model.actuators``; one
-    :class:`~diffsim.io.xml.UnsimulatedWarning`). Raises :class:`~diffsim.model.ModelError` for
-    tendons, equality constraints, joint stiffness, ``ref``/``springref``,
+    :class:`~diffsim.io.xml.UnsimulatedWarning`), as are tendons without passive forces or limits
+    (``model.tendons``). Raises :class:`~diffsim.model.ModelError` for other tendons, equality
+    constraints, springs on ball/free joints,
     gravity compensation, fluid forces, flex objects and plugins.
     """
     import mujoco  # optional dependency (the test extra): only this function needs it
@@ -60,7 +63,6 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
     trn_obj = {"joint": OBJ.mjOBJ_JOINT, "jointinparent": OBJ.mjOBJ_JOINT, "tendon": OBJ.mjOBJ_TENDON,
                 "site": OBJ.mjOBJ_SITE, "body": OBJ.mjOBJ_BODY, "slidercrank": OBJ.mjOBJ_SITE}
     refuse = [
-        (m.ntendon, "tendons are not supported"),
         (m.neq, "equality constraints are not supported"),
         (m.nflex, "flexible (flex) objects are not supported"),
         (m.nplugin, "engine plugins are not supported"),
@@ -79,22 +81,19 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
         if kind is None:
             raise ModelError(f"MjModel {jwhere(j)}: unknown joint type {int(m.jnt_type[j])}")
         d0, nd = int(m.jnt_dofadr[j]), {"free": 6, "ball": 3}.get(kind, 1)
-        q0 = int(m.jnt_qposadr[j])
-        if m.jnt_stiffness[j] != 0 or np.any(m.jnt_stiffnesspoly[j] != 0):
-            raise ModelError(f"MjModel {jwhere(j)}: joint stiffness is not supported (no joint springs)")
+        if np.any(m.jnt_stiffnesspoly[j] != 0):
+            raise ModelError(f"MjModel {jwhere(j)}: polynomial joint stiffness is not supported (linear springs only)")
+        if m.jnt_stiffness[j] != 0 and kind in ("ball", "free"):
+            raise ModelError(f"MjModel {jwhere(j)}: a spring (stiffness) on a {kind} joint is not supported")
         if np.any(m.dof_dampingpoly[d0:d0 + nd] != 0):
             raise ModelError(f"MjModel {jwhere(j)}: polynomial damping is not supported")
-        if kind in ("hinge", "slide"):
-            if m.qpos0[q0] != 0:
-                raise ModelError(f"MjModel {jwhere(j)}: ref != 0 is not supported")
-            if m.qpos_spring[q0] != m.qpos0[q0]:
-                raise ModelError(f"MjModel {jwhere(j)}: springref is not supported (no joint springs)")
         if np.any(m.dof_damping[d0:d0 + nd] != m.dof_damping[d0]) or np.any(
             m.dof_armature[d0:d0 + nd] != m.dof_armature[d0]
         ) or np.any(m.dof_frictionloss[d0:d0 + nd] != m.dof_frictionloss[d0]):
             raise ModelError(f"MjModel {jwhere(j)}: damping/armature/frictionloss must be equal on all dofs of a joint")
 
     no_damper = bool(m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_DAMPER)
+    no_spring = bool(m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SPRING)
     no_friction = bool(m.opt.disableflags & (mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT))
     bodies = []
     for b in range(1, m.nbody):
@@ -111,7 +110,10 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
             joints.append(RawJoint(
                 kind, _name(mujoco, m, OBJ.mjOBJ_JOINT, j), pos, np.array(m.jnt_axis[j], float),
                 0.0 if no_damper else float(m.dof_damping[d0]), float(m.dof_armature[d0]), jwhere(j), jrange,
-                0.0 if no_friction else float(m.dof_frictionloss[d0])))
+                0.0 if no_friction else float(m.dof_frictionloss[d0]),
+                0.0 if no_spring else float(m.jnt_stiffness[j]),
+                float(m.qpos_spring[int(m.jnt_qposadr[j])]) if kind in ("hinge", "slide") else 0.0,
+                float(m.qpos0[int(m.jnt_qposadr[j])]) if kind in ("hinge", "slide") else 0.0))
         Ri = quat_to_rot(m.body_iquat[b])
         mass = float(m.body_mass[b])
         # MuJoCo copies the body pos into ipos when a body has no mass at all: meaningless
@@ -132,6 +134,20 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
                       np.array(m.geom_pos[g], float), quat_to_rot(m.geom_quat[g]), mesh)
         b = int(m.geom_bodyid[g])
         (bodies[b - 1].geoms if b > 0 else world_geoms).append(raw)
+    tendons = []
+    for k in range(m.ntendon):
+        where = f"tendon {_name(mujoco, m, OBJ.mjOBJ_TENDON, k)!r} (id {k})"
+        if m.tendon_stiffness[k] or m.tendon_damping[k] or m.tendon_frictionloss[k] or m.tendon_limited[k]:
+            raise ModelError(f"MjModel {where}: tendons with stiffness, damping, friction loss or limits are not "
+                             "supported (tendons are kept as actuator transmissions only)")
+        wraps = range(int(m.tendon_adr[k]), int(m.tendon_adr[k]) + int(m.tendon_num[k]))
+        if all(int(m.wrap_type[i]) == 1 for i in wraps):  # mjWRAP_JOINT: a fixed tendon
+            tendons.append(Tendon(_name(mujoco, m, OBJ.mjOBJ_TENDON, k), "fixed", tuple(
+                (_name(mujoco, m, OBJ.mjOBJ_JOINT, int(m.wrap_objid[i])), float(m.wrap_prm[i])) for i in wraps)))
+        else:
+            tendons.append(Tendon(_name(mujoco, m, OBJ.mjOBJ_TENDON, k), "spatial", (), tuple(
+                _name(mujoco, m, OBJ.mjOBJ_SITE if int(m.wrap_type[i]) == 3 else OBJ.mjOBJ_GEOM, int(m.wrap_objid[i]))
+                or "pulley" for i in wraps)))
     actuators = []
     for a in range(m.nu):
         trn = _TRN.get(int(m.actuator_trntype[a]), str(int(m.actuator_trntype[a])))
@@ -144,7 +160,7 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
             tuple(float(x) for x in m.actuator_gainprm[a][:3]), tuple(float(x) for x in m.actuator_biasprm[a][:3])))
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
     model = assemble(bodies, gravity, dtype, world_geoms=world_geoms, actuators=actuators, what="MjModel",
-                     friction_width=friction_width)
+                     friction_width=friction_width, tendons=tendons)
     warn_unsimulated(model, "MjModel", stacklevel=3)
     return model
 

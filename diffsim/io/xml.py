@@ -136,6 +136,8 @@ def warn_unsimulated(model, what: str, stacklevel: int = 3):
                      "from file geometry (add them with diffsim.contact)")
     if model.joint_limits:
         parts.append(f"{len(model.joint_limits)} joint ranges in model.joint_limits are not enforced")
+    if model.tendons:
+        parts.append(f"{len(model.tendons)} tendons in model.tendons exert no force (actuator transmissions only)")
     if model.actuators:
         parts.append(f"{len(model.actuators)} actuators in model.actuators are not applied (pass joint torques tau)")
     if parts:
@@ -143,4 +145,4 @@ def warn_unsimulated(model, what: str, stacklevel: int = 3):
 
 
 class UnsimulatedWarning(UserWarning):
-    """A file describes something (geoms, limits, actuators) that the loaded model keeps as data only."""
+    """A file describes something (geoms, limits, actuators, tendons) that the loaded model keeps as data only."""

@@ -12,7 +12,7 @@ import numpy as np
 
 from .flexbody import FlexBody
 from .joints import NV, USES_AXIS, JointType
-from .model import Actuator, Geom, JointLimit, Model
+from .model import Actuator, Geom, JointLimit, Model, Tendon
 from .rotations import quat_to_rot, rot_to_quat
 from .topology import Topology
 
@@ -138,6 +138,8 @@ class _Body:
     friction_width: np.ndarray
     flex: object = None
     origin: str | None = None  # where the body comes from (a file element), named in errors
+    stiffness: float = 0.0  # joint spring K (revolute / prismatic)
+    springref: float = 0.0  # its rest position
 
     @property
     def owner(self) -> str:
@@ -179,6 +181,7 @@ class ModelBuilder:
         self._geoms: list[Geom] = []
         self._limits: list[JointLimit] = []
         self._actuators: list[Actuator] = []
+        self._tendons: list[Tendon] = []
         self.gravity = _vec(gravity, (3,), "gravity", "model")
 
     def set_gravity(self, gravity):
@@ -205,6 +208,8 @@ class ModelBuilder:
         friction_width=1e-3,
         flex=None,
         origin: str | None = None,
+        stiffness: float = 0.0,
+        springref: float = 0.0,
     ):
         """Add a body attached to ``parent`` (``None``: the world) by a joint.
 
@@ -222,7 +227,9 @@ class ModelBuilder:
         end frame).
 
         ``origin`` (e.g. ``"URDF <link name='a'> (line 12)"``) is appended to the errors that
-        :meth:`build` raises about this body.
+        :meth:`build` raises about this body. ``stiffness`` ``K`` [N m/rad | N/m] and
+        ``springref`` ``q_ref`` [rad | m] make a joint spring ``K (q − q_ref)`` on a revolute or
+        prismatic joint (MuJoCo's ``stiffness``/``springref``).
         """
         owner = f"body {name!r}" + (f" [{origin}]" if origin else "")
         if not isinstance(name, str) or not name:
@@ -253,6 +260,13 @@ class ModelBuilder:
             per_dof[what] = arr
         if np.any(per_dof["friction_width"] <= 0):
             raise ModelError(f"{owner}: friction_width must be positive, got {friction_width}")
+        stiffness, springref = float(stiffness), float(springref)
+        if not (np.isfinite(stiffness) and stiffness >= 0 and np.isfinite(springref)):
+            raise ModelError(f"{owner}: joint stiffness must be finite and non-negative and springref finite, "
+                             f"got {stiffness}, {springref}")
+        if (stiffness or springref) and jtype not in (JointType.REVOLUTE, JointType.PRISMATIC):
+            raise ModelError(f"{owner}: joint springs (stiffness, springref) need a revolute or prismatic joint, "
+                             f"not {jtype.value}")
         if flex is not None:
             if not isinstance(flex, FlexBody):
                 raise ModelError(f"{owner}: flex must be a diffsim.flexible.FlexBody, got {type(flex).__name__}")
@@ -260,7 +274,7 @@ class ModelBuilder:
                 raise ModelError(f"{owner}: a flexible link needs at least one mode")
         self._bodies.append(
             _Body(name, parent, jtype, joint_name or name, axis, pos, R, mass, com, inertia, per_dof["damping"],
-                  per_dof["armature"], per_dof["frictionloss"], per_dof["friction_width"], flex, origin)
+                  per_dof["armature"], per_dof["frictionloss"], per_dof["friction_width"], flex, origin, stiffness, springref)
         )
         return self
 
@@ -295,6 +309,11 @@ class ModelBuilder:
     def add_actuator(self, actuator: Actuator):
         """Keep an actuator as data (``Model.actuators``; not applied: pass ``tau``)."""
         self._actuators.append(actuator)
+        return self
+
+    def add_tendon(self, tendon: Tendon):
+        """Keep a tendon as data (``Model.tendons``; it exerts no force)."""
+        self._tendons.append(tendon)
         return self
 
     def build(self, dtype=None) -> Model:
@@ -344,6 +363,10 @@ class ModelBuilder:
         for lim in self._limits:
             if lim.joint not in joint_names:
                 raise ModelError(f"joint limit: unknown joint {lim.joint!r}")
+        for ten in self._tendons:
+            for jn, _ in ten.joints:
+                if jn not in joint_names:
+                    raise ModelError(f"tendon {ten.name!r}: unknown joint {jn!r}")
         topo = Topology(
             body_names=tuple(order),
             parent=parent,
@@ -355,6 +378,7 @@ class ModelBuilder:
         )
         f = lambda x: jnp.asarray(np.asarray(x, float), dtype)  # noqa: E731
         ns = len(self._sites)
+        springs = any(b.stiffness or b.springref for b in bodies)  # otherwise Model.stiffness is None
         return Model(
             topology=topo,
             mass=f([b.mass for b in bodies]),
@@ -371,9 +395,12 @@ class ModelBuilder:
             site_pos=f([s.pos for s in self._sites] if ns else np.zeros((0, 3))),
             site_rot=f([s.rot for s in self._sites] if ns else np.zeros((0, 3, 3))),
             flex=tuple(None if b.flex is None else _cast(b.flex, dtype) for b in bodies) if topo.n_modes else (),
+            stiffness=f(np.concatenate([np.full(NV[b.joint], b.stiffness) for b in bodies])) if springs else None,
+            springref=f(np.concatenate([np.full(NV[b.joint], b.springref) for b in bodies])) if springs else None,
             geoms=tuple(self._geoms),
             joint_limits=tuple(self._limits),
             actuators=tuple(self._actuators),
+            tendons=tuple(self._tendons),
         )
 
     def _check_composite_inertias(self, bodies, parent):

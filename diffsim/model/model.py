@@ -7,6 +7,7 @@ from typing import NamedTuple
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import joints as jt
 from .topology import Topology
@@ -55,6 +56,18 @@ class Actuator(NamedTuple):
     biasprm: tuple = ()
 
 
+class Tendon(NamedTuple):
+    """A tendon read from a file and kept as data (``Model.tendons``): MuJoCo's ``fixed`` tendon
+    (length ``Σ coef · q_joint``, ``joints`` = ((joint, coef), …)) or ``spatial`` (its path
+    elements' names). Only tendons without passive forces or limits are accepted: their sole
+    use is as an actuator transmission, which diffsim does not apply either."""
+
+    name: str | None
+    kind: str
+    joints: tuple = ()
+    path: tuple = ()
+
+
 class Model(eqx.Module):
     """A rigid multibody tree. Every float is a differentiable leaf.
 
@@ -82,9 +95,14 @@ class Model(eqx.Module):
     flex: tuple = ()
     # read from a file and kept as data, not simulated (static: no derivatives): geoms (contact
     # geometry), joint ranges, actuators; see Geom, JointLimit, Actuator
+    # joint springs K (q − q_ref) on revolute/prismatic joints (MuJoCo's stiffness/springref);
+    # None: no springs (zero on other joints' DOFs)
+    stiffness: jax.Array | None = None  # [nv_rigid] N m/rad or N/m
+    springref: jax.Array | None = None  # [nv_rigid] rest position q_ref, rad or m
     geoms: tuple = eqx.field(static=True, default=())
     joint_limits: tuple = eqx.field(static=True, default=())
     actuators: tuple = eqx.field(static=True, default=())
+    tendons: tuple = eqx.field(static=True, default=())
 
     # convenience views of the topology
     @property
@@ -112,12 +130,36 @@ class Model(eqx.Module):
         return eqx.tree_at(lambda m: m.gravity, self, jnp.zeros_like(self.gravity))
 
 
-def joint_passive_forces(model: Model, v_rigid):
-    """The joints' own dissipative forces [nv_rigid]: viscous damping and smoothed Coulomb
-    friction, ``D q̇ + F_s tanh(q̇/ε)`` (seed 003's joint friction ``F_s sgn(q̇) + F_v q̇`` with the
-    sign smoothed over ``ε`` = ``friction_width``). Every formulation moves them to the
-    right-hand side: ``M v̇ + h = τ − joint_passive_forces``."""
-    return model.damping * v_rigid + model.frictionloss * jnp.tanh(v_rigid / model.friction_width)
+def _spring_coordinates(model: Model, q):
+    """The coordinate of each rigid DOF that carries a spring (revolute/prismatic: its ``q``;
+    zero with a zero mask elsewhere)."""
+    t = model.topology
+    idx, mask = np.zeros(t.nv_rigid, int), np.zeros(t.nv_rigid)
+    for i, jtype in enumerate(t.joint_types):
+        if jtype in (jt.JointType.REVOLUTE, jt.JointType.PRISMATIC):
+            idx[t.v_start[i]], mask[t.v_start[i]] = t.q_start[i], 1.0
+    return q[idx] * mask
+
+
+def joint_passive_forces(model: Model, v_rigid, q=None):
+    """The joints' own passive forces [nv_rigid]: viscous damping, smoothed Coulomb friction and
+    (with ``q``) joint springs, ``D q̇ + F_s tanh(q̇/ε) + K (q − q_ref)`` (seed 003's joint friction
+    ``F_s sgn(q̇) + F_v q̇`` with the sign smoothed over ``ε`` = ``friction_width``; MuJoCo's
+    ``stiffness``/``springref`` on revolute and prismatic joints). Every formulation moves them
+    to the right-hand side: ``M v̇ + h = τ − joint_passive_forces``."""
+    f = model.damping * v_rigid + model.frictionloss * jnp.tanh(v_rigid / model.friction_width)
+    if q is not None and model.stiffness is not None:
+        f = f + model.stiffness * (_spring_coordinates(model, q) - model.springref)
+    return f
+
+
+def joint_spring_energy(model: Model, q):
+    """``½ Σ K (q − q_ref)²`` [J], the potential of the joint springs (zero without springs)."""
+    if model.stiffness is None:
+        return jnp.zeros((), model.dtype)
+    d = _spring_coordinates(model, q) - model.springref
+    return 0.5 * jnp.sum(model.stiffness * d * d)
+
 
 def body_names(model: Model) -> tuple[str, ...]:
     return model.topology.body_names

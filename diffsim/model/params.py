@@ -18,6 +18,8 @@ name                                shape      meaning
 ``joint.<j>.armature``              (nv_j,)    rotor inertia per joint DOF, kg m² | kg
 ``joint.<j>.frictionloss``          (nv_j,)    Coulomb friction per joint DOF, N m | N
 ``joint.<j>.friction_width``        (nv_j,)    smoothing width of its sign, rad/s | m/s
+``joint.<j>.stiffness``             (nv_j,)    joint spring K, N m/rad | N/m (models with springs)
+``joint.<j>.springref``             (nv_j,)    its rest position, rad | m (models with springs)
 ``site.<s>.pos`` / ``.rot``         (3,) / 3x3 site placement on its body
 ``beam.<b>.<field>``                varies     a flexible link's physical data (:class:`Beam`:
                                                ``L``, ``mu``, ``EI_z``, ``EI_y``, ``GJ``, ``EA``,
@@ -165,7 +167,7 @@ def model_param_refs(model: Model) -> dict[str, ParamRef]:
         if t.joint_types[i] in USES_AXIS:
             refs[f"joint.{j}.axis"] = _field_ref(f"joint.{j}.axis", "axis", i)
         if t.nv_joint[i]:
-            for k in _JOINT_FIELDS:
+            for k in _JOINT_FIELDS + (("stiffness", "springref") if model.stiffness is not None else ()):
                 refs[f"joint.{j}.{k}"] = _field_ref(f"joint.{j}.{k}", k, t.v_slice(i))
     for i, s in enumerate(t.site_names):
         for k, field in _SITE_FIELDS.items():

@@ -54,16 +54,17 @@ def check_against_mujoco(xml):
 # --------------------------------------------------------------------------------------
 
 REFUSED = {
-    "tendon": (mjcf(after='<tendon><fixed name="t1"><joint joint="j" coef="1"/></fixed></tendon>'),
-               ["<fixed name='t1'>", "tendon"]),
+    "tendon-stiffness": (mjcf(after='<tendon><fixed name="t1" stiffness="2"><joint joint="j" coef="1"/></fixed></tendon>'),
+                         ["<fixed name='t1'>", "tendon stiffness"]),
+    "tendon-limits": (mjcf(after='<tendon><fixed name="t1" range="0 1"><joint joint="j" coef="1"/></fixed></tendon>'),
+                      ["<fixed name='t1'>", "length limits"]),
     "equality": (mjcf(after='<equality><joint name="e1" joint1="j"/></equality>'),
                  ["<joint name='e1'>", "equality"]),
-    "stiffness": (mjcf('type="hinge" stiffness="10"'), ["<joint name='j'>", "stiffness"]),
+    "stiffness-polynomial": (mjcf('type="hinge" stiffness="10 1"'), ["<joint name='j'>", "polynomial stiffness"]),
+    "stiffness-ball": (mjcf('type="ball" stiffness="10"'), ["<joint name='j'>", "ball joint"]),
     "frictionloss-negative": (mjcf('type="slide" frictionloss="-0.1"'), ["<joint name='j'>", "frictionloss"]),
     "frictionloss-free": (mjcf('type="free" frictionloss="0.1"'), ["<joint name='j'>", "free joint"]),
-    "springref": (mjcf('springref="0.3"'), ["<joint name='j'>", "springref"]),
     "springdamper": (mjcf('springdamper="0.1 1"'), ["<joint name='j'>", "springdamper"]),
-    "ref": (mjcf('ref="10"'), ["<joint name='j'>", "ref"]),
     "damping-polynomial": (mjcf('damping="1 2"'), ["<joint name='j'>", "polynomial"]),
     "joint-type": (mjcf('type="universal"'), ["<joint name='j'>", "unknown joint type"]),
     "composite": (mjcf(inner='<composite type="particle" count="2 2 1" spacing="0.1"/>'), ["<composite>", "composite"]),
@@ -136,11 +137,9 @@ def test_malformed_xml_and_missing_file(tmp_path):
 @pytest.mark.parametrize(
     "xml, needle",
     [
-        (mjcf(after='<tendon><fixed name="t1"><joint joint="j" coef="1"/></fixed></tendon>'), "tendon"),
+        (mjcf(after='<tendon><fixed name="t1" damping="1"><joint joint="j" coef="1"/></fixed></tendon>'), "tendon 't1' (id 0): tendons with"),
         (mjcf(after='<equality><joint name="e1" joint1="j"/></equality>'), "equality"),
-        (mjcf('stiffness="10"'), "joint 'j' (id 0): joint stiffness"),
-        (mjcf('ref="10"'), "joint 'j' (id 0): ref"),
-        (mjcf('springref="10"'), "joint 'j' (id 0): springref"),
+        (mjcf('type="ball" stiffness="10"'), "joint 'j' (id 0): a spring (stiffness) on a ball joint"),
         (mjcf(body='gravcomp="1"'), "body 'b' (id 1): gravity compensation"),
     ],
 )
@@ -457,11 +456,12 @@ def test_free_joint_limits_skin_and_data(recwarn):
         '<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
         '<worldbody><geom name="floor" type="plane" size="1 1 0.1"/>'
         '<body name="torso"><joint name="root" type="free"/><geom name="t" type="box" size="0.1 0.2 0.3" pos="0 0 0.1"/>'
-        '<body name="arm" pos="0.2 0 0"><joint name="sh" axis="0 1 0" pos="0 0 0.05"/>'
+        '<body name="arm" pos="0.2 0 0"><joint name="sh" axis="0 1 0" pos="0 0 0.05"/><site name="s1"/><site name="s2" pos="0.3 0 0"/>'
         '<geom name="a" type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/>'
         '<geom name="skinmesh" type="mesh" mesh="m" mass="0" contype="0" conaffinity="0" group="6"/></body></body></worldbody>'
         '<deformable><skin name="s" vertex="0 0 0 1 0 0 0 1 0" face="0 1 2"><bone body="arm" bindpos="0 0 0" '
         'bindquat="1 0 0 0" vertid="0 1 2" vertweight="1 1 1"/></skin></deformable>'
+        '<tendon><fixed name="tf"><joint joint="sh" coef="0.5"/></fixed><spatial name="ts"><site site="s1"/><site site="s2"/></spatial></tendon>'
         '<actuator><position name="p" joint="sh" kp="30" ctrlrange="-1 1"/><motor name="m" joint="sh" gear="2"/></actuator>'
         '</mujoco>'
     )
@@ -481,6 +481,8 @@ def test_free_joint_limits_skin_and_data(recwarn):
         if g.type != "mesh":
             np.testing.assert_allclose(mine.size, g.size, atol=1e-12)
     assert by_name["floor"].body is None and by_name["skinmesh"].mesh == "m"
+    assert model.tendons == ref.tendons == (ds.model.model.Tendon("tf", "fixed", (("sh", 0.5),)),
+                                            ds.model.model.Tendon("ts", "spatial", (), ("s1", "s2")))
     np.testing.assert_allclose(by_name["a"].pos, [0.15, 0, -0.05], atol=1e-12)  # joint anchor shift applied
     p, m = model.actuators
     assert (p.kind, p.target, p.ctrlrange, p.gainprm, p.biasprm) == ("position", "sh", (-1.0, 1.0), (30.0, 0, 0), (0, -30.0, -0.0))

@@ -9,7 +9,8 @@ the element and its line.
   forward-dynamics comparison with a peer that ignores it).
 * MJCF vs MuJoCo (``MjModel.from_xml_path``) with every constraint (contacts, limits,
   equality, friction loss) and actuation disabled: the smooth dynamics ``qacc`` at
-  ``qfrc_applied = τ``; also ``load_mjcf == from_mjmodel`` for the same file.
+  ``qfrc_applied = τ`` (joint springs, damping and armature included; our Coulomb friction set
+  to zero as MuJoCo's is off); also ``load_mjcf == from_mjmodel`` for the same file.
 
 Accelerations agree to ``RTOL = 1e-12`` relative (``|Δa|∞ / max(1, |a|∞)``): both sides solve
 the same equations in float64, so what is left is round-off. Where the mass matrix is so
@@ -83,18 +84,13 @@ URDF_REFUSED = {
     "ur_description/urdf/ur3.urdf": "no links",
 }
 SUITE_REFUSED = {
-    "ball_in_cup.xml": "tendon",
-    "cheetah.xml": "stiffness",
-    "dog.xml": "tendon",
-    "finger.xml": "ref=",
+    "ball_in_cup.xml": "tendon length limits",
+    "dog.xml": "springdamper",
     "fish.xml": "fluid",
-    "humanoid.xml": "stiffness",
-    "humanoid_CMU.xml": "stiffness",
     "lqr.xml": "no bodies",
-    "manipulator.xml": "tendon",
-    "point_mass.xml": "tendon",
-    "quadruped.xml": "tendon",
-    "stacker.xml": "tendon",
+    "manipulator.xml": "equality",
+    "quadruped.xml": "equality",
+    "stacker.xml": "equality",
     "swimmer.xml": "fluid",
 }
 
@@ -173,7 +169,7 @@ def _check_refusal(load, path, expected):
 # --------------------------------------------------------------------------------------
 
 FAST_URDF = "solo_description/robots/solo12.urdf"  # floating-base quadruped, fixed feet merged
-FAST_MJCF = ("acrobot.xml", "walker.xml")  # <include>, limits and actuators kept as data
+FAST_MJCF = ("acrobot.xml", "cheetah.xml")  # <include>; limits and actuators kept as data, springs, armature
 
 
 @needs_urdfs
@@ -191,7 +187,7 @@ def test_representative_suite_files_match_mujoco(name):
 @needs_suite
 def test_representative_refusals_name_the_element_and_line():
     _check_refusal(load_urdf, URDFS["panda_description/urdf/panda.urdf"], "<joint name='panda_finger_joint2'> (line 342)")
-    _check_refusal(load_mjcf, SUITE["cheetah.xml"], "<joint name='bthigh'> (line 35)")
+    _check_refusal(load_mjcf, SUITE["fish.xml"], "<option> (line 9): density='5000'")
 
 
 # --------------------------------------------------------------------------------------
