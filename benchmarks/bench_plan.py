@@ -53,7 +53,10 @@ DEFAULT_CROC_PYTHON = "/work/venv-croc/bin/python"
 #: method row -> (ds.plan.solve method, with the torque box, the Crocoddyl solver it is compared with,
 #: the default iteration budget: None = ds.plan's; DDP gets about twice the iterations Crocoddyl needs,
 #: 49 (FDDP) and 162 (BoxFDDP))
-ROWS = {"ddp": ("ddp", False, "fddp", 200), "shooting": ("shooting", False, "fddp", None),
+#: "ddp-exact": ddp on the same costs passed as plain callables (exact PSD-projected cost Hessians
+#: instead of the Gauss–Newton ones of the scenario's LeastSquares costs), for the comparison
+ROWS = {"ddp": ("ddp", False, "fddp", 200), "ddp-exact": ("ddp", False, "fddp", 200),
+        "shooting": ("shooting", False, "fddp", None),
         "ddp-box": ("ddp", True, "boxfddp", 400), "cem": ("cem", True, "boxfddp", None)}
 
 
@@ -110,12 +113,20 @@ def _figures(p, model, q, v) -> dict:
 
 def run_diffsim(p: ur.Ur5Reach, model, rows, repeats: int, max_iter: dict) -> dict:
     ell, ell_T = ur.running_cost(p, model), ur.terminal_cost(p, model)  # defined once: one compile each
+
+    def exact_run(q, v, tau):  # the same numbers as plain callables: DDP takes their exact Hessians
+        return ell(q, v, tau)
+
+    def exact_term(q, v):
+        return ell_T(q, v)
+
     q0, v0 = jnp.asarray(p.q0), jnp.asarray(p.v0)
     tau0 = jnp.tile(jnp.asarray(p.tau_init), (p.horizon, 1))
     out = {}
     for row in rows:
         method, boxed, _, budget = ROWS[row]
-        kw = dict(horizon=p.horizon, dt=p.dt, running_cost=ell, terminal_cost=ell_T, method=method, tau_init=tau0,
+        run_c, term_c = (exact_run, exact_term) if row.endswith("-exact") else (ell, ell_T)
+        kw = dict(horizon=p.horizon, dt=p.dt, running_cost=run_c, terminal_cost=term_c, method=method, tau_init=tau0,
                   tau_limits=p.tau_limits if boxed else None)
         if max_iter.get(row, budget) is not None:
             kw["max_iter"] = max_iter.get(row, budget)
