@@ -323,9 +323,32 @@ _FLEXIBLE_HUB = ScenarioInfo(
 )  # fmt: skip
 
 
+_UR5_REACH = ScenarioInfo(
+    name="ur5-reach",
+    description="plan: a UR5 (URDF) moves its tool 0.43 m in 1 s and stops (the Crocoddyl comparison problem)",
+    module="ur5_reach",
+    jobs=("plan",),
+    options={
+        "dt": Option(0.01, "step of the RK4 discretisation (torques held over each step)", unit="s", gt=0.0),
+        "horizon": Option(100, "number of steps", ge=1),
+        "w_u": Option(1e-3, "weight of the running effort cost w_u |tau - g(q)|^2", unit="1/(N² m² s)", ge=0.0),
+        "w_p": Option(1e3, "weight of the final tool-position error w_p |p - p*|^2", unit="1/m²", ge=0.0),
+        "w_v": Option(1.0, "weight of the final joint speed w_v |v|^2", unit="s²/rad²", ge=0.0),
+        "effort": Option("above-gravity", "running cost of tau - g(q) or of tau", choices=("above-gravity", "total")),
+        "quadrature": Option("rk4", "running-cost rule: RK4 stage average (Crocoddyl's) or the knot value",
+                             choices=("rk4", "knot")),
+        "limits": Option(False, "plan within the torque box TAU_BOX"),
+        "method": Option("ddp", "planner (diffsim.plan.solve's method)", choices=("ddp", "shooting", "cem")),
+        "max_iter": Option(200, "iteration budget of the planner", ge=0),
+        "timing": Option(False, "solve twice, to report compile and solve time apart"),
+        "plots": plots(),
+    },
+)
+
+
 #: every scenario, by command-line name
 CATALOG: dict[str, ScenarioInfo] = {
-    s.name: s for s in (_SEED000, _SEED001, _SEED002, _SEED003, _SEED004, _SPINUP, _BALL_DROP, _FLEXIBLE_HUB)
+    s.name: s for s in (_SEED000, _SEED001, _SEED002, _SEED003, _SEED004, _SPINUP, _BALL_DROP, _FLEXIBLE_HUB, _UR5_REACH)
 }
 
 __all__ = ["CATALOG", "JOBS", "NORMAL_LAWS", "SOLVERS", "ScenarioInfo", "atol", "max_events", "max_steps",

@@ -31,7 +31,7 @@ from .options import Option, OptionError, add_flag, format_table
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
 
 #: the subcommands that take a scenario, and the job a scenario must declare for each
-SCENARIO_COMMANDS = {"run": "run", "fit": "fit", "montecarlo": "montecarlo"}
+SCENARIO_COMMANDS = {"run": "run", "fit": "fit", "montecarlo": "montecarlo", "plan": "plan"}
 
 #: the flags of ``fit`` and ``montecarlo`` that take a value, declared once (parsed and checked)
 FIT_FLAGS = {
@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="diffsim", description="Differentiable multibody simulation.",
                                 epilog="scenarios:\n" + scenario_list() + "\n\n'diffsim run <scenario> --help' lists "
                                 "a scenario's options.", formatter_class=fmt)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{run,fit,montecarlo,list}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{run,fit,montecarlo,plan,list}")
     run = sub.add_parser(
         "run", help="run a scenario and write trajectory.npz, summary.json and figures", formatter_class=fmt,
         epilog="scenarios:\n" + scenario_list("run") + "\n\n'diffsim run <scenario> --help' lists its options."
@@ -152,6 +152,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_flag(mc, "--num-processes", MONTECARLO_FLAGS["--num-processes"])
     add_flag(mc, "--process-id", MONTECARLO_FLAGS["--process-id"])
 
+    pl = sub.add_parser(
+        "plan", help="plan torques for a scenario's task (diffsim.plan); writes plan.npz, summary.json and figures",
+        formatter_class=fmt,
+        epilog="planning scenarios:\n" + scenario_list("plan")
+        + "\n\n'diffsim plan <scenario> --help' lists its options.\n\nexample:\n  diffsim plan ur5-reach "
+        "--set method=ddp limits=true --out out/ur5",
+    )
+    pl.add_argument("scenario", help="a planning scenario (listed below)")
+    _common(pl, "scenario options or named model parameters: --set a=1 b=2 or --set a=1 --set b=2")
+    pl.add_argument("--out", default=None, help="output directory (default: out/<scenario>)")
+
     ls = sub.add_parser("list", help="list the scenarios (--verbose: with their options)")
     ls.add_argument("--verbose", "-v", action="store_true", help="list each scenario's options with defaults and units")
     return p
@@ -208,8 +219,8 @@ def main(argv=None, before_compute=None) -> int:
     debug = args.debug
     try:
         info = check_scenario(args.scenario, args.command)
-        if args.command == "run":
-            if args.progress and "progress" not in info.options:
+        if args.command in ("run", "plan"):
+            if getattr(args, "progress", False) and "progress" not in info.options:
                 raise UserError(f"scenario {info.name!r} has no progress display")
             parse_sets(info, args.sets)  # every value checked before anything is imported or written
         if before_compute is not None:

@@ -132,6 +132,21 @@ def fit_command(args, info: ScenarioInfo) -> int:
 
 
 #: subcommand → handler
-COMMANDS = {"run": run, "fit": fit_command, "montecarlo": montecarlo}
+def plan(args, info: ScenarioInfo) -> int:
+    """``diffsim plan``: the scenario's planning task solved (:func:`diffsim.plan.solve`), ``plan.npz``
+    (``t``, ``tau``, ``q``, ``v``), ``summary.json`` (``cost``, ``iterations``, ``status``, timings, the
+    task's figures of merit) and figures in ``--out``; exit code 0 when the planner converged."""
+    _precision(args)
+    out = args.out or f"out/{info.name}"
+    summary = run_scenario(SCENARIOS[info.name], out, list(args.sets))
+    keys = [k for k in summary if k not in ("options", "figures")]
+    print(json.dumps(jsonable({k: summary[k] for k in keys}), indent=2, default=str))
+    figures = summary.get("figures") or []
+    written = ["plan.npz", "summary.json"] + ([f"figures: {', '.join(figures)}"] if figures else [])
+    print(f"results written to {out}/ ({', '.join(written)})")
+    return 0 if summary.get("status") == "converged" else 1
 
-__all__ = ["COMMANDS", "fit_command", "montecarlo", "run"]
+
+COMMANDS = {"run": run, "fit": fit_command, "montecarlo": montecarlo, "plan": plan}
+
+__all__ = ["COMMANDS", "fit_command", "montecarlo", "plan", "run"]

@@ -68,7 +68,7 @@ def _fake_run(monkeypatch, name, seen, figures=("a.png",)):
     monkeypatch.setitem(SCENARIOS, name, dataclasses.replace(SCENARIOS[name], run=run))
 
 
-@pytest.mark.parametrize("name", list(CATALOG))
+@pytest.mark.parametrize("name", [n for n, info in CATALOG.items() if "run" in info.jobs])
 def test_finding3_every_scenario_takes_progress(monkeypatch, tmp_path, name):
     """--progress reaches every scenario's run (seed001/seed002 had no such option and ignored
     it); that each run shows progress is checked in tests/scenarios/test_scenario_runs.py."""
@@ -112,8 +112,9 @@ def test_finding6_options_are_discoverable_and_share_names(capsys):
     text = capsys.readouterr().out
     assert "height=0.25 [m]" in text and "K=1e+06 [N/m^n]" in text
     # the same name for the same thing in every scenario: the end time is t1 [s] everywhere
-    for info in CATALOG.values():
-        assert info.options["t1"].unit == "s" and "end time" in info.options["t1"].help, info.name
+    for info in CATALOG.values():  # (a planning task has a horizon of steps instead: ur5-reach)
+        if "run" in info.jobs:
+            assert info.options["t1"].unit == "s" and "end time" in info.options["t1"].help, info.name
 
 
 def _entry_point():
@@ -189,3 +190,35 @@ def test_fit_reports_a_missing_data_file_in_one_line(capsys, tmp_path):
 
 def test_commands_cover_every_subcommand():
     assert set(commands.COMMANDS) == set(cli.SCENARIO_COMMANDS)
+
+
+def test_plan_command_checks_its_input(capsys):
+    """``diffsim plan``: a scenario without a planning task and a bad option are one-line errors."""
+    from diffsim.cli import main
+
+    assert main(["plan", "seed000-dual-arm", "--out", "/tmp/never"]) == 2
+    assert "does not support 'plan'" in capsys.readouterr().err
+    assert main(["plan", "ur5-reach", "--set", "horizon=0", "--out", "/tmp/never"]) == 2
+    assert "horizon" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_plan_command_writes_the_plan(tmp_path, capsys):
+    """``diffsim plan ur5-reach`` (a short horizon): plan.npz with t, tau, q, v; summary.json with
+    cost, iterations, status and the task's figures of merit; exit 0 when converged."""
+    import json
+
+    import numpy as np
+
+    from diffsim.cli import main
+
+    code = main(["plan", "ur5-reach", "--set", "horizon=25", "dt=0.04", "max_iter=100", "--out", str(tmp_path)])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert code == (0 if summary["status"] == "converged" else 1)
+    assert summary["status"] == "converged", summary
+    assert {"cost", "iterations", "status", "first_call_s", "tool_error_m"} <= set(summary)
+    with np.load(tmp_path / "plan.npz") as z:
+        assert z["tau"].shape == (25, 6) and z["q"].shape == (26, 6) and z["v"].shape == (26, 6)
+        assert z["t"].shape == (26,)
+    assert summary["tool_error_m"] < 1e-2
+    assert (tmp_path / "cost_history.png").exists()

@@ -46,18 +46,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..catalog import ScenarioInfo, plots
+from ..catalog import CATALOG
 from ..dynamics.dispatch import Default, gravity_forces
 from ..dynamics.kinematics import forward_kinematics
 from ..io.results import write_json
 from ..io.urdf import load_urdf
 from ..loads import Loads
 from ..model.model import Model
-from ..options import Option, defaults
+from ..options import defaults
 from ..plan.costs import LeastSquares
-from ..plan.solve import make_problem
+from ..plan.solve import make_problem, solve
 from ..simulation.system import set_params
 from ..simulation.vector_field import vector_field
+from ..viz.plots import plot_series
 from .base import Scenario
 
 URDF = Path(__file__).with_name("data") / "ur5.urdf"
@@ -282,30 +283,7 @@ def read_problem(path) -> Ur5Reach:
 # the scenario: ``diffsim plan ur5-reach`` / ``diffsim run ur5-reach``
 # --------------------------------------------------------------------------------------
 
-#: The declaration (pure Python, :mod:`diffsim.catalog`'s form). To register the scenario, move it
-#: into ``diffsim/catalog.py`` as ``CATALOG["ur5-reach"]`` (the catalog must stay free of JAX) and
-#: add ``UR5_REACH`` to ``SCENARIOS`` in ``diffsim/scenarios/__init__.py``.
-INFO = ScenarioInfo(
-    name="ur5-reach",
-    description="plan: a UR5 (URDF) moves its tool 0.43 m in 1 s and stops (the Crocoddyl comparison problem)",
-    module="ur5_reach",
-    jobs=("run", "plan"),
-    options={
-        "dt": Option(0.01, "step of the RK4 discretisation (torques held over each step)", unit="s", gt=0.0),
-        "horizon": Option(100, "number of steps", ge=1),
-        "w_u": Option(1e-3, "weight of the running effort cost w_u |tau - g(q)|^2", unit="1/(N² m² s)", ge=0.0),
-        "w_p": Option(1e3, "weight of the final tool-position error w_p |p - p*|^2", unit="1/m²", ge=0.0),
-        "w_v": Option(1.0, "weight of the final joint speed w_v |v|^2", unit="s²/rad²", ge=0.0),
-        "effort": Option("above-gravity", "running cost of tau - g(q) or of tau", choices=EFFORTS),
-        "quadrature": Option("rk4", "running-cost rule: RK4 stage average (Crocoddyl's) or the knot value",
-                             choices=QUADRATURES),
-        "limits": Option(False, "plan within the torque box TAU_BOX"),
-        "method": Option("ddp", "planner (diffsim.plan.solve's method)", choices=("ddp", "shooting", "cem")),
-        "max_iter": Option(200, "iteration budget of the planner", ge=0),
-        "timing": Option(False, "solve twice, to report compile and solve time apart"),
-        "plots": plots(),
-    },
-)
+INFO = CATALOG["ur5-reach"]  # declared in diffsim.catalog (JAX-free)
 OPTIONS = defaults(INFO.options)
 
 
@@ -333,9 +311,6 @@ def figures_of_merit(p: Ur5Reach, model: Model, plan) -> dict:
 
 
 def _run(options, params, out: Path) -> dict:
-    from ..plan.solve import solve
-    from ..viz.plots import plot_series
-
     p, model, kw = plan_arguments(options, params)
     q0, v0 = jnp.asarray(p.q0), jnp.asarray(p.v0)
     t = time.perf_counter()
