@@ -40,23 +40,23 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
 from ..beams import elastic_modes
+from ..catalog import CATALOG
 from ..identify.modal import modal_report
 from ..model.beam import Beam
 from ..model.builder import ModelBuilder
+from ..options import defaults
 from ..simulation.prescribed import joint_torques, prescribe
 from ..simulation.simulate import simulate
 from ..simulation.system import System, set_params
 from ..viz.plots import new_figure, plot_series, save_figure
-from ..catalog import CATALOG
-from ..options import defaults
 from .base import Scenario
 
 #: the declaration (name, options with units and ranges, jobs, shorthands, observables)
@@ -121,7 +121,7 @@ def elastic_beam(n_modes, *, L, rhoA, EI, k_root, tip_mass, tip_inertia, air_dam
     if n != n_modes or n < 1:
         raise ValueError(f"flexible-hub: n_modes must be a positive integer, got {n_modes!r}")
     elastic_modes(n, L=L, EI=EI, rhoA=rhoA, k_rot_root=k_root, tip_mass=tip_mass, tip_inertia=tip_inertia)  # errors
-    f = lambda v: jnp.asarray(v, float)  # noqa: E731  (arrays, not Python floats: jit traces them)
+    f = lambda v: jnp.asarray(v, float)
     support = ElasticSupport(k_rot_root=f(k_root), k_lat_root=f(np.inf), k_rot_tip=f(0.0), k_lat_tip=f(0.0), n_modes=n)
     spec = ElasticBeam(L=f(L), mu=f(rhoA), EI_z=f(EI), modes_y=support, air_damping=f(air_damping),
                        kelvin_voigt=f(0.0), tip_mass=f(tip_mass), tip_inertia=f([0.0, 0.0, tip_inertia]),

@@ -13,8 +13,8 @@ import pytest
 import diffsim as ds
 from diffsim import identify as idf
 from diffsim.beams import elastic_frequencies
-from diffsim.cli import main as cli
 from diffsim.catalog import CATALOG
+from diffsim.cli import main as cli
 from diffsim.scenarios import SCENARIOS
 from diffsim.scenarios import flexible_hub as fh
 
@@ -69,9 +69,8 @@ def test_observables_and_columns():
 
 @pytest.mark.slow  # a run with figures: ~40 s
 def test_run_writes_trajectory_and_csv(tmp_path, monkeypatch):
-    from matplotlib.figure import Figure
-
     from figure_checks import problems
+    from matplotlib.figure import Figure
 
     figs, original = [], Figure.savefig
     monkeypatch.setattr(Figure, "savefig", lambda self, path, *a, **k: (figs.append((str(path), self)),
