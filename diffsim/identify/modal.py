@@ -163,7 +163,7 @@ class ModalReport:
                        frequency_rel_error=self.frequency_rel_error)
         return out
 
-    def save(self, out_dir, initial: "ModalReport | None" = None, figures_only: bool = False) -> list[Path]:
+    def save(self, out_dir, initial: ModalReport | None = None, figures_only: bool = False) -> list[Path]:
         """``modal.json`` (unless ``figures_only``), ``mode_shapes.png`` (this link's shapes, the
         ``initial`` ones dashed, the reference dotted) and ``mac.png`` (with a reference)."""
         out = Path(out_dir)
