@@ -159,6 +159,7 @@ def painleve_rod(mu):
     return m, rc, jnp.array([np.cos(th), np.sin(th), th])
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_painleve_paradox_is_reported_not_guessed():
     """Sliding with its end leading (v_x < 0 at 60°), the rod's normal coefficient
     (1 + 3cos²θ − 3μ sinθ cosθ)/m turns negative for μ > 1.35 while gravity pulls the end down:

@@ -82,6 +82,7 @@ def test_momentum_rate_is_external_wrench(seed):
     np.testing.assert_allclose(dh, wrench, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_point_jacobian_matches_tangent_finite_differences():
     m = random_tree(5, 6, joint_types=MIXED, base="free")
     q, v, _, _ = state(m, 5)

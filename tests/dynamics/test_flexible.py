@@ -80,6 +80,7 @@ def test_free_floating_flexible_tree_sweep_vs_mass_matrix():
     assert _rel(a3, a1) < 1e-10
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_closed_form_section_kinematics_match_autodiff():
     """``section_motion``'s closed forms (right Jacobian of SO(3), Ṡδ̇ with foreshortening) equal
     the derivatives of ``section_pose`` by autodiff, including at the undeformed state."""
@@ -106,6 +107,7 @@ def test_rigid_tree_through_the_flexible_sweep_matches_aba():
     assert _rel(articulated_flexible(m, q, v, u)[0], ds.forward_dynamics(m, q, v, u)) < 1e-12
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_mixed_problem_torques_and_consistency():
     """Prescribing a joint's free-motion acceleration needs no driving torque beyond the
     applied one; prescribing another acceleration returns the inverse-dynamics torque minus the

@@ -200,6 +200,7 @@ def test_gradient_wrt_parameters_matches_aba():
         assert rel(a, b) <= 1e-8, name
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_jit_and_vmap_give_the_same_numbers():
     model = tree(4, n_bodies=2, n_arms=2)
     assert model.nv > 6

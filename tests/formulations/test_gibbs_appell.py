@@ -125,6 +125,7 @@ def test_forward_dynamics_matches_articulated(name):
     assert err <= 1e-10, err
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 @pytest.mark.parametrize("name", list(MODELS))
 def test_mass_matrix_symmetric_and_equal(name):
     *_, (_, _, M_ref, M_ga, *_) = _results(name)
@@ -134,6 +135,7 @@ def test_mass_matrix_symmetric_and_equal(name):
     assert np.all(np.linalg.eigvalsh(M_ga) > 0)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_paper_order():
     model, q, v, tau, (a_ref, _, _, M_ga, I_p, R_p) = _results("free_chain")
     perm = paper_permutation(model)

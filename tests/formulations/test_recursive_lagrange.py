@@ -122,6 +122,7 @@ def test_flexible_tree_matches_sweep(stiffening):
         np.testing.assert_allclose(Wb, He, atol=1e-13)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_gravity_damping_and_stiffening_enter():
     """Gravity, joint damping and foreshortening are not silently dropped: changing each
     changes the answer, and the recursion still agrees with the sweep."""
@@ -155,6 +156,7 @@ def test_rigid_chain_matches_aba_and_sweep():
         assert_symmetric(M_rl)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_linear_deformation_transform_is_not_enough():
     """The paper's E = H + Σ δ M (second derivatives of E and of the section poses dropped)
     differs from the exact kinematics at O(δ) in the velocity products, so the comparison

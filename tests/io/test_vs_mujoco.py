@@ -300,6 +300,7 @@ def test_dual_arm_model():
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 @pytest.mark.skipif(not hasattr(ds, "simulate"), reason="diffsim.simulate is not available yet")
 def test_simulation_one_second_vs_mujoco_rk4():
     """Body origins (sites ``b<i>_origin``) and COMs after 1 s agree to ≤ 1e-8 m from a random

@@ -112,6 +112,7 @@ def test_named_params_under_jit_grad_vmap():
     np.testing.assert_array_equal(got, masses)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_astype_float32_runs():
     m = random_tree(0, 4).astype(jnp.float32)
     q = ds.random_configuration(m, jax.random.PRNGKey(1))

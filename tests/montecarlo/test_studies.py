@@ -22,6 +22,7 @@ import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import diffsim as ds
 from diffsim import montecarlo as mc
@@ -44,6 +45,7 @@ def final_angle(system, p):
     return ds.simulate(ds.set_params(system, dict(zip(NOMINAL, p)))).q[-1, 0]
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_monte_carlo_spread_matches_linearised_propagation():
     system = pendulum_system()
     names = list(NOMINAL)
@@ -77,6 +79,7 @@ def test_monte_carlo_spread_matches_linearised_propagation():
         assert abs(res.draws[n].std(ddof=1) / SIGMA[n] - 1) < 4 / np.sqrt(2 * N)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_lcp_friction_study_follows_coulombs_threshold():
     """S2 (``experiments/montecarlo_s2_friction.py``, fast version): the tip, pressed with
     F_N = 5 N and pushed with F_x = 2.6 N, sticks at the end of the push window iff

@@ -109,6 +109,7 @@ def test_quadratic_model_is_gauss_newton_for_residuals_and_exact_otherwise():
     np.testing.assert_allclose(H_e[0, 0], 2 * 0.02 * L**2 * math.cos(-1.0 - UP), rtol=1e-13)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_ddp_gauss_newton_and_exact_hessians_share_the_fixed_point(plans):
     """GN and exact-Hessian DDP take different steps (the running residual is not zero at the
     optimum) but have the same fixed point ∇J = 0: the GN plan is upright (residual periodic in q),

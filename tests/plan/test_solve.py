@@ -82,6 +82,7 @@ def test_ddp_fixed_point_is_stationary_on_a_two_link_reach():
     assert float(jnp.max(jnp.abs(g(p.u)))) < 1e-6 * g0
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_box_limits_are_respected_active_and_the_projected_gradient_vanishes(pend):
     lim = 1.5  # too weak to lift the pendulum (m g c = 2.9 N m): it must pump, saturated
     p = ds.plan.solve(pend, DOWN, jnp.zeros(1), **SWING, tau_limits=(-lim, lim), tol=1e-14)
@@ -111,6 +112,7 @@ def test_jit_vmap_over_initial_states(pend, swing_ddp):
         np.testing.assert_allclose(float(ci), float(one.cost), rtol=1e-10)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_float32_plans_reach_the_float64_optimum(pend, swing_ddp):
     m32 = pendulum(jnp.float32)
     p = ds.plan.solve(m32, DOWN.astype(jnp.float32), jnp.zeros(1, jnp.float32), **SWING)

@@ -4,11 +4,13 @@ vmap."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import diffsim as ds
 from diffsim.model.random import random_tree
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_rollout_is_fourth_order_with_rotations_and_matches_simulate():
     m = random_tree(21, 3, joint_types=("spherical",), base="free", gravity=(0, 0, -9.81))
     q0 = ds.random_configuration(m, jax.random.PRNGKey(0))
@@ -61,6 +63,7 @@ def _pendulum():
     return b.build()
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_rollout_save_every_and_checkpoint_are_bit_identical_rows():
     m = _pendulum()
     q0, v0, n = jnp.array([0.2, -0.3]), jnp.array([0.1, 0.0]), 12

@@ -99,6 +99,7 @@ def test_jit_vmap_grad_match_loops_and_no_recompile():
     np.testing.assert_allclose(g_batched, g_loop, rtol=1e-10)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_nonfinite_state_is_reported_never_silent():
     m = arm()
     q0, v0 = jnp.zeros(3), jnp.zeros(3)

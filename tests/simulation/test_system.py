@@ -74,6 +74,7 @@ def test_simulate_system_equals_the_call_style():
         system.replace(t2=1.0)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_simulate_system_with_contact_equals_the_call_style():
     m, c, q0, v0 = ball()
     system = ds.System(m, q0, v0, contact=c, t1=0.35, saveat=8)
@@ -82,6 +83,7 @@ def test_simulate_system_with_contact_equals_the_call_style():
     assert a.ok and a.contact is not None and int(a.contact.n_events) >= 1  # it did hit the plane
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_rigid_contact_system_equals_the_deprecated_entry_point():
     m, _, q0, v0 = ball()
     rc = ds.rigid_contact(m, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)], mu=0.3,
@@ -154,6 +156,7 @@ def test_system_parameter_names_cover_contact_beams_and_initial_state():
         ds.get_param(ds.System(m, q0, v0, contact=c), "contact.k")
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_beam_parameters_rederive_the_modal_integrals():
     """Setting ``beam.<b>.EI_z`` equals building the beam with that EI (the integrals are derived
     inside the traced function), and the derivative through a simulation matches central
@@ -180,6 +183,7 @@ def test_beam_parameters_rederive_the_modal_integrals():
     assert abs(float(g)) > 1e-6  # stiffness does change the deflection
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_contact_and_initial_state_parameters_under_jit_grad_vmap():
     m, c, q0, v0 = ball()
     system = ds.System(m, q0, v0, contact=c, t1=0.35, saveat=2, rtol=1e-12, atol=1e-12)
@@ -199,6 +203,7 @@ def test_contact_and_initial_state_parameters_under_jit_grad_vmap():
     np.testing.assert_allclose(gz, fdz, rtol=1e-4)
 
 
+@pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
 def test_joint_coulomb_friction_dissipates_what_it_should():
     """With ``frictionloss`` f_c (and width w), the joint force is ``f_c tanh(v/w)``: the energy
     lost equals its work ``∫ Σ f_c tanh(v/w) v dt + ∫ Σ d v² dt`` (an independent integral along the
