@@ -17,9 +17,11 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from ..model.mimic import couple
 from ..model.model import Model, joint_spring_energy
 from .aba import forward_dynamics_aba
 from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite
+from .coupled import forward_dynamics_coupled, project_acceleration
 from .crba import mass_matrix_crba
 from .energy import kinetic_energy_rigid, potential_energy_rigid
 from .flexible import (
@@ -52,8 +54,14 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     ``ID(θ, q, v, v̇, f_ext) = τ`` rather than from differentiating ABA's passes (exact, and cheaper
     to compile and to run in reverse mode). Trees with flexible links use the mass-matrix form
     batched over links up to ``COMPOSITE_MAX_NV`` coordinates and the O(n) sweep above.
+
+    Mimic joints (``model.mimic``): Kane's equations in the independent coordinates,
+    ``v̇ = G v̇_r`` with ``Gᵀ M G v̇_r = Gᵀ (τ − h)`` (:mod:`.coupled`); the mimic entries of ``q``
+    and ``v`` follow from their masters.
     """
     tau, f_ext = _defaults(model, tau, f_ext)
+    if model.mimic is not None:
+        return forward_dynamics_coupled(model, q, v, tau, f_ext)
     if not model.topology.has_flex:
         return forward_dynamics_aba(model, q, v, tau, f_ext)
     if model.nv <= COMPOSITE_MAX_NV:
@@ -131,6 +139,15 @@ class AbstractDynamics(eqx.Module):
         """Raise a clear error, before any tracing, if this formulation cannot handle ``model``."""
 
 
+def _coupled(fd, model: Model, q, v, tau, f_ext):
+    """``fd``'s acceleration, projected onto the mimic coupling by Gauss's principle
+    (:func:`.coupled.project_acceleration`) on a model with mimic joints."""
+    if model.mimic is None:
+        return fd(model, q, v, tau, f_ext)
+    q, v = couple(model, q, v)
+    return project_acceleration(model, q, fd(model, q, v, tau, f_ext))
+
+
 def no_body_wrenches(name: str, f_ext) -> None:
     """Refuse body wrenches for a formulation that takes generalised forces only."""
     if f_ext is not None:
@@ -151,7 +168,7 @@ class ABA(AbstractDynamics):
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
         tau, f_ext = _defaults(model, tau, f_ext)
-        return forward_dynamics_aba(model, q, v, tau, f_ext)
+        return _coupled(forward_dynamics_aba, model, q, v, tau, f_ext)
 
     def check(self, model):
         if model.topology.has_flex:
@@ -163,14 +180,14 @@ class Sweep(AbstractDynamics):
     any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return forward_dynamics_flexible(model, q, v, tau, f_ext)
+        return _coupled(forward_dynamics_flexible, model, q, v, tau, f_ext)
 
 
 class Composite(AbstractDynamics):
     """The mass-matrix form batched over links (link Jacobians, Cholesky); any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return forward_dynamics_composite(model, q, v, tau, f_ext)
+        return _coupled(forward_dynamics_composite, model, q, v, tau, f_ext)
 
 
 class MassMatrix(AbstractDynamics):
@@ -178,7 +195,7 @@ class MassMatrix(AbstractDynamics):
     mass-matrix form); any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return forward_dynamics_mm(model, q, v, tau, f_ext)
+        return _coupled(forward_dynamics_mm, model, q, v, tau, f_ext)
 
 
 class FunctionDynamics(AbstractDynamics):
