@@ -73,7 +73,11 @@ def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
                      f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
     """``τ = M(q) a + C(q, v) v + g(q) + D(v) − Σ Jᵢᵀ f_ext,i`` (RNEA; flexible trees: the
     generalised forces of every coordinate, the modal ones last), so that
-    ``forward_dynamics(model, q, v, inverse_dynamics(model, q, v, a)) == a``."""
+    ``forward_dynamics(model, q, v, inverse_dynamics(model, q, v, a)) == a``.
+
+    With mimic joints this is the tree's (every joint free) at the given state: for a coupled
+    ``a = G a_r`` it is one of the torques that produce ``a`` (the one with no coupling force);
+    the coupled system's own is ``Gᵀ τ`` (:func:`~.coupled.reduced_inverse_dynamics`)."""
     if model.topology.has_flex:
         return inverse_dynamics_flexible(model, q, v, a, f_ext)
     return inverse_dynamics_rigid(model, q, v, a, f_ext)
@@ -81,7 +85,8 @@ def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
 
 def mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """``M(q)`` [nv, nv], armature included, symmetric positive definite (CRBA; flexible trees:
-    columns of the inverse dynamics)."""
+    columns of the inverse dynamics). With mimic joints: the tree's, every joint free; the
+    coupled system's is ``Gᵀ M G`` (:func:`~.coupled.reduced_mass_matrix`)."""
     if model.topology.has_flex:
         return mass_matrix_flexible(model, q)
     return mass_matrix_crba(model, q)
@@ -164,7 +169,9 @@ class Default(AbstractDynamics):
 
 
 class ABA(AbstractDynamics):
-    """Featherstone's articulated-body algorithm (rigid trees)."""
+    """Featherstone's articulated-body algorithm (rigid trees). With mimic joints (this and the
+    strategies below): the free tree's acceleration projected by Gauss's principle
+    (:func:`.coupled.project_acceleration`); every joint must then move mass of its own."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
         tau, f_ext = _defaults(model, tau, f_ext)

@@ -211,7 +211,7 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
                 raise ModelError(f"URDF {wm} of joint {joint.get('name')!r}: <mimic joint=...> is required")
             b.add_mimic(joint.get("name"), mim.get("joint"),
                         float(floats(mim.get("multiplier", "1"), 1, wm, "multiplier")[0]),
-                        float(floats(mim.get("offset", "0"), 1, wm, "offset")[0]), origin=f"URDF {wm}")
+                        float(floats(mim.get("offset", "0"), 1, wm, "offset")[0]), origin=f"URDF {wm} of {w}")
         mass, com, inertia = _link_inertia(doc, links[child])
         b.add_body(child, parent, joint=jtype, joint_name=joint.get("name"),
                    axis=axis if jtype in ("revolute", "prismatic") else (0.0, 0.0, 1.0),

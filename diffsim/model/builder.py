@@ -382,10 +382,10 @@ class ModelBuilder:
         for j in names:
             resolve(j, ())
         levels = tuple(tuple(k for k, j in enumerate(names) if depth[j] == d) for d in range(1, max(depth.values()) + 1))
-        qi = lambda n: topo.q_start[topo.joint_index(n)]  # noqa: E731
-        vi = lambda n: topo.v_start[topo.joint_index(n)]  # noqa: E731
+        qi = lambda n: topo.q_start[topo.joint_index(n)]
+        vi = lambda n: topo.v_start[topo.joint_index(n)]
         masters = tuple(by_joint[j][0] for j in names)
-        f = lambda x: jnp.asarray(np.asarray(x, float), dtype)  # noqa: E731
+        f = lambda x: jnp.asarray(np.asarray(x, float), dtype)
         return Mimic(joints=tuple(names), masters=masters, q_index=tuple(map(qi, names)),
                      q_master=tuple(map(qi, masters)), v_index=tuple(map(vi, names)), v_master=tuple(map(vi, masters)),
                      levels=levels, multiplier=f([by_joint[j][1] for j in names]),

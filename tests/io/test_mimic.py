@@ -15,12 +15,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from io_peers import pin_maps, rel_err
 
 import diffsim as ds
-from diffsim.dynamics import reduced_forward_dynamics, reduced_inverse_dynamics, reduced_mass_matrix
+from diffsim.dynamics import (
+    reduced_forward_dynamics,
+    reduced_inverse_dynamics,
+    reduced_mass_matrix,
+)
 from diffsim.model import ModelError
-from diffsim.model.mimic import couple, coupling_matrix, expand_q, independent_v, reduce_q, reduce_v
-from io_peers import pin_maps, rel_err
+from diffsim.model.mimic import (
+    couple,
+    coupling_matrix,
+    expand_q,
+    independent_v,
+    reduce_q,
+    reduce_v,
+)
 
 _LINK = '<link name="{n}"><inertial><origin xyz="{c}"/><mass value="{m}"/>' \
         '<inertia ixx="{i}" iyy="{i}" izz="{i}" ixy="{x}" ixz="0" iyz="0"/></inertial></link>'
@@ -84,7 +95,7 @@ def test_loaded_coupling(model):
     np.testing.assert_array_equal(m.offset, [0.2, 0.0])
     q = ds.random_configuration(model, jax.random.PRNGKey(3))
     t = model.topology
-    qj = lambda n: q[t.q_start[t.joint_index(n)]]  # noqa: E731
+    qj = lambda n: q[t.q_start[t.joint_index(n)]]
     assert abs(qj("j3") - (0.7 * qj("j2") + 0.2)) < 1e-15 and abs(qj("f2") + qj("f1")) < 1e-15
     assert abs(ds.neutral_configuration(model)[t.q_start[t.joint_index("j3")]] - 0.2) < 1e-15
     G = coupling_matrix(model)

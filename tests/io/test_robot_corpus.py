@@ -12,7 +12,8 @@ the element and its line.
   ``a_r = M_r⁻¹ (τ_r − h_r)`` in the independent coordinates from its RNEA (``M_r`` by columns;
   its CRBA is wrong below a mimic joint, see :func:`urdf_mimic_vs_pinocchio`); ``τ`` on the
   independent DOFs only; joint damping and friction zeroed on our side (Pinocchio's mimic
-  dynamics has neither).
+  dynamics has neither). Where Pinocchio refuses the mimics (Talos' full files), its tree
+  without mimics projected with a coupling ``G`` read from the file by this test.
 * MJCF vs MuJoCo (``MjModel.from_xml_path``) with every constraint (contacts, limits,
   equality, friction loss) and actuation disabled: the smooth dynamics ``qacc`` at
   ``qfrc_applied = τ`` (joint springs, damping and armature included; our Coulomb friction set
@@ -34,6 +35,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import equinox as eqx
@@ -41,12 +43,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from io_peers import assert_same_model, mujoco_forward, pin_maps, random_state, rel_err
 
 import diffsim as ds
 from diffsim.io import from_mjmodel, load_mjcf, load_urdf
 from diffsim.model import ModelError
 from diffsim.model.mimic import couple, independent_v
-from io_peers import assert_same_model, mujoco_forward, pin_maps, random_state, rel_err
 
 RTOL = 1e-12
 N_STATES = 2
@@ -123,15 +125,50 @@ def _no_friction(model):
     return eqx.tree_at(lambda m: m.frictionloss, model, jnp.zeros_like(model.frictionloss))
 
 
+def _file_coupling(path, model):
+    """``G`` [nv, nr] read from the file's ``<mimic>`` elements here (ElementTree), independently
+    of the loader: a mimic row is ``multiplier`` times its master's row (chains composed); and
+    the independent DOFs."""
+    t = model.topology
+    mim = {}
+    for j in ET.parse(path).getroot().iter("joint"):
+        m = j.find("mimic")
+        if m is not None and j.get("type") != "fixed":
+            mim[t.v_start[t.joint_index(j.get("name"))]] = (t.v_start[t.joint_index(m.get("joint"))],
+                                                           float(m.get("multiplier", "1")))
+    free = [k for k in range(model.nv) if k not in mim]
+    G = np.zeros((model.nv, len(free)))
+    G[free, range(len(free))] = 1.0
+
+    def row(k):
+        if k in mim:
+            G[k] = mim[k][1] * row(mim[k][0])
+        return G[k]
+
+    for k in mim:
+        row(k)
+    return G, free
+
+
 def urdf_mimic_vs_pinocchio(path, model, seed=0):
     """Worst relative difference of the accelerations of a model with mimic joints from
-    Pinocchio's ``M_r⁻¹ (τ_r − h_r)`` with ``mimic=True``, ``M_r`` from columns of its RNEA
-    (``rnea(q, 0, e_k) − rnea(q, 0, 0)``): Pinocchio 4.1.0's ``crba`` is wrong where a joint is
-    supported by a mimic joint (up to 1.4e-2 on ``tests/io/test_mimic.py``'s model, whose
-    projected non-mimic tree and RNEA agree with ours to 1e-15)."""
+    Pinocchio's ``M_r⁻¹ (τ_r − h_r)`` in the independent coordinates.
+
+    * ``mimic=True``: ``M_r`` from columns of its RNEA (``rnea(q, 0, e_k) − rnea(q, 0, 0)``):
+      Pinocchio 4.1.0's ``crba`` is wrong where a joint is supported by a mimic joint (up to
+      1.4e-2 on ``tests/io/test_mimic.py``'s model, whose projected non-mimic tree and RNEA agree
+      with ours to 1e-15).
+    * Where Pinocchio refuses the mimics (Talos' full files: "The parent joint of the mimic
+      joint is not in the kinematic tree", a mimic met before its master in its parse): its tree
+      without mimics, projected with a coupling ``G`` read from the file here,
+      ``(Gᵀ M G)⁻¹ Gᵀ (τ − h)``."""
     pin = pytest.importorskip("pinocchio")
     model = eqx.tree_at(lambda m: m.damping, model, jnp.zeros_like(model.damping))
-    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=True)
+    try:
+        pm, G = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=True), None
+    except ValueError:
+        pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+        G, free = _file_coupling(path, model)
     pd = pm.createData()
     q_pin, perm = pin_maps(model, pm)
     rng = np.random.default_rng(seed)
@@ -143,11 +180,16 @@ def urdf_mimic_vs_pinocchio(path, model, seed=0):
         v, tau = np.zeros(model.nv), np.zeros(model.nv)  # τ on the independent DOFs: τ_r
         v[indep], tau[indep] = rng.normal(size=len(indep)), rng.normal(size=len(indep))
         q, v = couple(model, q, jnp.asarray(v))
-        a = np.asarray(ds.forward_dynamics(model, q, v, jnp.asarray(tau)))[perm]
+        a = np.asarray(ds.forward_dynamics(model, q, v, jnp.asarray(tau)))
         qp, vp = q_pin(q), np.asarray(v)[perm]
-        g = pin.rnea(pm, pd, qp, z, z)
-        M = np.stack([pin.rnea(pm, pd, qp, z, e) - g for e in np.eye(pm.nv)], axis=1)
-        a_ref = np.linalg.solve(M, tau[perm] - pin.rnea(pm, pd, qp, vp, z))
+        if G is None:  # Pinocchio's coordinates are the independent ones
+            g = pin.rnea(pm, pd, qp, z, z)
+            M = np.stack([pin.rnea(pm, pd, qp, z, e) - g for e in np.eye(pm.nv)], axis=1)
+            a_ref, a = np.linalg.solve(M, tau[perm] - pin.rnea(pm, pd, qp, vp, z)), a[perm]
+        else:
+            Gp, M = G[perm], pin.crba(pm, pd, qp)
+            M = Gp.T @ (np.triu(M) + np.triu(M, 1).T) @ Gp
+            a_ref, a = np.linalg.solve(M, tau[free] - Gp.T @ pin.rnea(pm, pd, qp, vp, z)), a[free]
         worst = max(worst, rel_err(a, a_ref))
     return worst
 
@@ -237,7 +279,8 @@ def test_representative_mimic_urdf_matches_pinocchio():
 @needs_suite
 def test_representative_refusals_name_the_element_and_line():
     _check_refusal(load_urdf, URDFS["alex_description/urdf/alex_psyonic_hands.urdf"],
-                   "mimic joint 'Left_index_q2' [URDF <mimic> (line 1037)]: unknown master joint 'index_q1'")
+                   "mimic joint 'Left_index_q2' [URDF <mimic> (line 1037) of <joint name='Left_index_q2'> (line 1030)]: "
+                   "unknown master joint 'index_q1'")
     _check_refusal(load_mjcf, SUITE["fish.xml"], "<option> (line 9): density='5000'")
 
 
