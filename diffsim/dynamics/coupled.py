@@ -83,3 +83,12 @@ def project_acceleration(model: Model, q, a_free):
     G = coupling_matrix(model)
     M = _tree_mass_matrix(model, q)
     return G @ jsl.cho_solve(jsl.cho_factor(G.T @ M @ G), G.T @ (M @ a_free))
+
+
+def coupled_inverse_inertia(model: Model, q, X):
+    """``G (Gᵀ M G)⁻¹ Gᵀ X`` [nv, k] for ``X`` [nv, k]: the response ``Δv`` of the coupled system
+    to generalised impulses ``X`` (what ``M⁻¹ X`` is without mimics; e.g. the Delassus operator
+    ``W G M_r⁻¹ Gᵀ Wᵀ`` of contact impulses). ``q`` is a coupled configuration."""
+    G = coupling_matrix(model)
+    M_r = G.T @ _tree_mass_matrix(model, q) @ G
+    return G @ jsl.cho_solve(jsl.cho_factor(M_r), G.T @ X)

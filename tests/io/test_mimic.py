@@ -23,6 +23,7 @@ from diffsim.dynamics import (
     reduced_inverse_dynamics,
     reduced_mass_matrix,
 )
+from diffsim.dynamics.coupled import coupled_inverse_inertia
 from diffsim.model import ModelError
 from diffsim.model.mimic import (
     couple,
@@ -158,6 +159,9 @@ def test_full_coordinates_and_second_route(model, fd, fd_r):
     # the mimic entries of q and v are not read
     bad_q, bad_v = q.at[-1].add(0.3), v.at[-1].add(0.3)
     np.testing.assert_array_equal(fd(model, bad_q, bad_v, tau), a)
+    # impulse response (for contact steppers): forward dynamics is affine in τ with slope G M_r⁻¹ Gᵀ
+    dv = coupled_inverse_inertia(model, q, tau[:, None])[:, 0]
+    np.testing.assert_allclose(dv, a - fd(model, q, v, jnp.zeros_like(tau)), rtol=0, atol=1e-11)
     # round trip through the reduced inverse dynamics
     np.testing.assert_allclose(reduced_inverse_dynamics(model, q_r, v_r, reduce_v(model, a)), G.T @ tau, atol=1e-12)
 
