@@ -221,11 +221,12 @@ def test_jit_vmap_float32_and_params(model, fd):
     assert ds.get_param(m2, "mimic.j3.offset") == 0.5 and ds.neutral_configuration(m2)[model.topology.q_start[3]] == 0.5
 
 
-@pytest.mark.slow  # 14 s on the loaded 2-core machine (compile-bound)
+@pytest.mark.slow  # 46 s on the loaded 2-core machine (the simulate compile)
 def test_rollout_keeps_the_coupling_and_energy(model):
     """A frictionless mimic model under gravity: the coupling is ideal (no work), so ``T + V``
     is conserved (RK4, dt = 1 ms, 0.2 s: the drift is the integrator's, O(dt⁴)), and the mimic
-    coordinates stay on their masters."""
+    coordinates stay on their masters; ``simulate`` (adaptive, tolerance 1e-10) agrees with the
+    RK4 rollout to its O(dt⁴) error."""
     m = eqx.tree_at(lambda m: m.damping, model, jnp.zeros_like(model.damping))
     q0 = ds.random_configuration(m, jax.random.PRNGKey(2))
     v0 = couple(m, q0, jnp.linspace(-0.5, 0.5, m.nv))[1]
@@ -235,6 +236,10 @@ def test_rollout_keeps_the_coupling_and_energy(model):
     assert float(jnp.abs(E - E[0]).max()) < 1e-8
     qc = jax.vmap(lambda q: couple(m, q))(q)
     assert float(jnp.abs(q - qc).max()) < 1e-12
+    # diffrax (Tsit5, adaptive) over the same 0.2 s lands on the same state
+    traj = ds.simulate(m, q0, v0, 0.2, rtol=1e-10, atol=1e-10)
+    assert float(jnp.abs(traj.q[-1] - q[-1]).max()) < 1e-7
+    assert float(jnp.abs(traj.q[-1] - couple(m, traj.q[-1])).max()) < 1e-12
 
 
 # --------------------------------------------------------------------------------------
