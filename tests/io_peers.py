@@ -47,10 +47,14 @@ def rel_err(a, b):
 
 
 def pin_maps(model, pm):
-    """Pinocchio configuration from ours, and the permutation of velocity indices."""
+    """Pinocchio configuration from ours, and the permutation of velocity indices
+    (``x_pin = x[perm]``; with Pinocchio's mimic joints, ``pm.nv < model.nv``: the mimic
+    coordinates, which follow their masters, have no Pinocchio index)."""
     t = model.topology
-    perm = np.zeros(model.nv, int)
+    perm = np.zeros(pm.nv, int)
     for jid in range(1, pm.njoints):
+        if pm.nvs[jid] == 0:  # a mimic joint (Pinocchio >= 3.4, mimic=True)
+            continue
         i = t.joint_index(pm.names[jid])
         perm[pm.idx_vs[jid] : pm.idx_vs[jid] + pm.nvs[jid]] = np.arange(t.v_start[i], t.v_start[i] + t.nv_joint[i])
 

@@ -3,11 +3,13 @@
 Module order (each imports only the ones above it): :mod:`.traversal` (the one place that walks
 the tree), :mod:`.configuration`, :mod:`.sections` (flexible-link sections), :mod:`.kinematics`,
 :mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees;
-:mod:`.flexible`, :mod:`.composite` for flexible ones; :mod:`.energy`), and :mod:`.dispatch`, the
-public entry points and the dynamics strategies.
+:mod:`.flexible`, :mod:`.composite` for flexible ones; :mod:`.energy`), :mod:`.coupled` (mimic
+joints: the tree's equations projected onto the independent coordinates) and :mod:`.dispatch`,
+the public entry points and the dynamics strategies.
 """
 
 from .configuration import configuration_rate, difference, integrate, normalize, random_configuration
+from .coupled import reduced_forward_dynamics, reduced_inverse_dynamics, reduced_mass_matrix
 from .dispatch import (
     ABA,
     AbstractDynamics,
@@ -73,6 +75,9 @@ __all__ = [
     "point_velocity",
     "potential_energy",
     "random_configuration",
+    "reduced_forward_dynamics",
+    "reduced_inverse_dynamics",
+    "reduced_mass_matrix",
     "sections_world",
     "site_poses",
     "spatial_momentum",

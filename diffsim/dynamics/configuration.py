@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from ..model import joints as jt
+from ..model.mimic import couple
 from ..model.model import Model, neutral_configuration
 
 
@@ -45,6 +46,8 @@ def normalize(model: Model, q):
 
 
 def random_configuration(model: Model, key, scale=1.0):
-    """A random configuration: ``integrate(neutral, scale · N(0, 1))``."""
+    """A random configuration: ``integrate(neutral, scale · N(0, 1))``, mimic joints coupled to
+    their masters."""
     v = scale * jax.random.normal(key, (model.nv,), model.dtype)
-    return integrate(model, neutral_configuration(model), v)
+    q = integrate(model, neutral_configuration(model), v)
+    return q if model.mimic is None else couple(model, q)

@@ -17,9 +17,11 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
+from ..model.mimic import couple
 from ..model.model import Model, joint_spring_energy
 from .aba import forward_dynamics_aba
 from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite
+from .coupled import forward_dynamics_coupled, project_acceleration
 from .crba import mass_matrix_crba
 from .energy import kinetic_energy_rigid, potential_energy_rigid
 from .flexible import (
@@ -52,8 +54,14 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     ``ID(θ, q, v, v̇, f_ext) = τ`` rather than from differentiating ABA's passes (exact, and cheaper
     to compile and to run in reverse mode). Trees with flexible links use the mass-matrix form
     batched over links up to ``COMPOSITE_MAX_NV`` coordinates and the O(n) sweep above.
+
+    Mimic joints (``model.mimic``): Kane's equations in the independent coordinates,
+    ``v̇ = G v̇_r`` with ``Gᵀ M G v̇_r = Gᵀ (τ − h)`` (:mod:`.coupled`); the mimic entries of ``q``
+    and ``v`` follow from their masters.
     """
     tau, f_ext = _defaults(model, tau, f_ext)
+    if model.mimic is not None:
+        return forward_dynamics_coupled(model, q, v, tau, f_ext)
     if not model.topology.has_flex:
         return forward_dynamics_aba(model, q, v, tau, f_ext)
     if model.nv <= COMPOSITE_MAX_NV:
@@ -65,7 +73,11 @@ def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
                      f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
     """``τ = M(q) a + C(q, v) v + g(q) + D(v) − Σ Jᵢᵀ f_ext,i`` (RNEA; flexible trees: the
     generalised forces of every coordinate, the modal ones last), so that
-    ``forward_dynamics(model, q, v, inverse_dynamics(model, q, v, a)) == a``."""
+    ``forward_dynamics(model, q, v, inverse_dynamics(model, q, v, a)) == a``.
+
+    With mimic joints this is the tree's (every joint free) at the given state: for a coupled
+    ``a = G a_r`` it is one of the torques that produce ``a`` (the one with no coupling force);
+    the coupled system's own is ``Gᵀ τ`` (:func:`~.coupled.reduced_inverse_dynamics`)."""
     if model.topology.has_flex:
         return inverse_dynamics_flexible(model, q, v, a, f_ext)
     return inverse_dynamics_rigid(model, q, v, a, f_ext)
@@ -73,7 +85,8 @@ def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
 
 def mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """``M(q)`` [nv, nv], armature included, symmetric positive definite (CRBA; flexible trees:
-    columns of the inverse dynamics)."""
+    columns of the inverse dynamics). With mimic joints: the tree's, every joint free; the
+    coupled system's is ``Gᵀ M G`` (:func:`~.coupled.reduced_mass_matrix`)."""
     if model.topology.has_flex:
         return mass_matrix_flexible(model, q)
     return mass_matrix_crba(model, q)
@@ -131,6 +144,15 @@ class AbstractDynamics(eqx.Module):
         """Raise a clear error, before any tracing, if this formulation cannot handle ``model``."""
 
 
+def _coupled(fd, model: Model, q, v, tau, f_ext):
+    """``fd``'s acceleration, projected onto the mimic coupling by Gauss's principle
+    (:func:`.coupled.project_acceleration`) on a model with mimic joints."""
+    if model.mimic is None:
+        return fd(model, q, v, tau, f_ext)
+    q, v = couple(model, q, v)
+    return project_acceleration(model, q, fd(model, q, v, tau, f_ext))
+
+
 def no_body_wrenches(name: str, f_ext) -> None:
     """Refuse body wrenches for a formulation that takes generalised forces only."""
     if f_ext is not None:
@@ -147,11 +169,13 @@ class Default(AbstractDynamics):
 
 
 class ABA(AbstractDynamics):
-    """Featherstone's articulated-body algorithm (rigid trees)."""
+    """Featherstone's articulated-body algorithm (rigid trees). With mimic joints (this and the
+    strategies below): the free tree's acceleration projected by Gauss's principle
+    (:func:`.coupled.project_acceleration`); every joint must then move mass of its own."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
         tau, f_ext = _defaults(model, tau, f_ext)
-        return forward_dynamics_aba(model, q, v, tau, f_ext)
+        return _coupled(forward_dynamics_aba, model, q, v, tau, f_ext)
 
     def check(self, model):
         if model.topology.has_flex:
@@ -163,14 +187,14 @@ class Sweep(AbstractDynamics):
     any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return forward_dynamics_flexible(model, q, v, tau, f_ext)
+        return _coupled(forward_dynamics_flexible, model, q, v, tau, f_ext)
 
 
 class Composite(AbstractDynamics):
     """The mass-matrix form batched over links (link Jacobians, Cholesky); any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return forward_dynamics_composite(model, q, v, tau, f_ext)
+        return _coupled(forward_dynamics_composite, model, q, v, tau, f_ext)
 
 
 class MassMatrix(AbstractDynamics):
@@ -178,7 +202,7 @@ class MassMatrix(AbstractDynamics):
     mass-matrix form); any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return forward_dynamics_mm(model, q, v, tau, f_ext)
+        return _coupled(forward_dynamics_mm, model, q, v, tau, f_ext)
 
 
 class FunctionDynamics(AbstractDynamics):

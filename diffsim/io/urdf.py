@@ -26,8 +26,12 @@ per load: contacts are not made from file geometry). Ignored: velocity limits,
 and ``<gazebo>``. Inertias are checked on each link merged with its fixed-joint children, with
 tolerances relative to the link (see :func:`diffsim.model.builder.validate_inertia`); an inertia
 that violates the triangle inequality is warned about (Pinocchio accepts it), not refused.
-Refused with a :class:`~diffsim.model.ModelError` naming the element and its line: ``<mimic>``,
-negative damping/friction, zero axes, unknown joint types, planar joints whose normal is not
+``<mimic joint multiplier offset>`` couples a revolute/prismatic joint to another 1-DoF joint,
+``q = multiplier · q_joint + offset`` (:mod:`diffsim.model.mimic`; chains resolved); a
+``<mimic>`` on a fixed joint is ignored (no coordinate to couple; Pinocchio does the same).
+Refused with a :class:`~diffsim.model.ModelError` naming the element and its line: a ``<mimic>``
+whose master is unknown or not 1-DoF, a cycle of mimics, a ``<mimic>`` on a planar or floating
+joint, negative damping/friction, zero axes, unknown joint types, planar joints whose normal is not
 ``z``, malformed trees (several roots, a link with two parents, unknown links), and a link
 whose joint moves no mass (named with its ``<link>`` line). Gravity is ``(0, 0, −9.81)`` m/s²
 (URDF has no gravity element).
@@ -140,8 +144,6 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
         jtype = joint.get("type")
         if jtype not in _TYPES:
             raise ModelError(f"URDF {w}: unknown joint type {jtype!r} (supported: {sorted(_TYPES)})")
-        if joint.find("mimic") is not None:
-            raise ModelError(f"URDF {w}: <mimic> joints are not supported (they are constraints)")
         ends = {}
         for tag in ("parent", "child"):
             e = joint.find(tag)
@@ -200,6 +202,16 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
             friction = float(floats(dyn.get("friction", "0"), 1, wd, "friction")[0])
             if damping < 0 or friction < 0:
                 raise ModelError(f"URDF {wd} of joint {joint.get('name')!r}: damping and friction must be non-negative")
+        mim = joint.find("mimic")
+        if mim is not None and jtype != "fixed":  # a fixed joint has no coordinate to couple
+            wm = doc.where(mim)
+            if jtype not in ("revolute", "prismatic"):
+                raise ModelError(f"URDF {w}: a <mimic> joint must be revolute, continuous or prismatic, not {jtype}")
+            if not mim.get("joint"):
+                raise ModelError(f"URDF {wm} of joint {joint.get('name')!r}: <mimic joint=...> is required")
+            b.add_mimic(joint.get("name"), mim.get("joint"),
+                        float(floats(mim.get("multiplier", "1"), 1, wm, "multiplier")[0]),
+                        float(floats(mim.get("offset", "0"), 1, wm, "offset")[0]), origin=f"URDF {wm} of {w}")
         mass, com, inertia = _link_inertia(doc, links[child])
         b.add_body(child, parent, joint=jtype, joint_name=joint.get("name"),
                    axis=axis if jtype in ("revolute", "prismatic") else (0.0, 0.0, 1.0),

@@ -12,6 +12,7 @@ import numpy as np
 
 from .flexbody import FlexBody
 from .joints import NV, USES_AXIS, JointType
+from .mimic import Mimic
 from .model import Actuator, Geom, JointLimit, Model, Tendon
 from .rotations import quat_to_rot, rot_to_quat
 from .topology import Topology
@@ -182,6 +183,7 @@ class ModelBuilder:
         self._limits: list[JointLimit] = []
         self._actuators: list[Actuator] = []
         self._tendons: list[Tendon] = []
+        self._mimics: list[tuple] = []
         self.gravity = _vec(gravity, (3,), "gravity", "model")
 
     def set_gravity(self, gravity):
@@ -316,6 +318,79 @@ class ModelBuilder:
         self._tendons.append(tendon)
         return self
 
+    def add_mimic(self, joint: str, master: str, multiplier: float = 1.0, offset: float = 0.0,
+                  origin: str | None = None):
+        """Couple the 1-DoF joint ``joint`` to the 1-DoF joint ``master``:
+        ``q_joint = multiplier · q_master + offset`` (``offset`` in rad | m; see
+        :mod:`diffsim.model.mimic`). ``origin`` (e.g. ``"URDF <joint name='f2'> (line 9)"``) is
+        named in the errors that :meth:`build` raises about it (unknown or non-1-DoF joints, a
+        joint that mimics itself, two masters, a cycle of mimics). A mimic of a mimic is
+        resolved (the chain composes)."""
+        owner = f"mimic joint {joint!r}" + (f" [{origin}]" if origin else "")
+        multiplier, offset = float(multiplier), float(offset)
+        if not (np.isfinite(multiplier) and np.isfinite(offset)):
+            raise ModelError(f"{owner}: multiplier and offset must be finite, got {multiplier}, {offset}")
+        if joint == master:
+            raise ModelError(f"{owner}: a joint cannot mimic itself")
+        if any(m[0] == joint for m in self._mimics):
+            raise ModelError(f"{owner}: the joint already mimics another joint")
+        self._mimics.append((joint, master, multiplier, offset, owner))
+        return self
+
+    def _mimic_groups(self) -> dict:
+        """Joint name -> a representative of its set of mimic-coupled joints (union-find; only
+        joints named in a mimic)."""
+        rep: dict = {}
+
+        def find(j):
+            rep.setdefault(j, j)
+            while rep[j] != j:
+                j = rep[j]
+            return j
+
+        for joint, master, *_ in self._mimics:
+            rep[find(joint)] = find(master)
+        return {j: find(j) for j in rep}
+
+    def _mimic(self, topo: Topology, dtype):
+        """The :class:`Mimic` of the built tree (``None`` without mimics), validated."""
+        if not self._mimics:
+            return None
+        by_joint = {}
+        for joint, master, mult, off, owner in self._mimics:
+            for role, name in (("joint", joint), ("master joint", master)):
+                if name not in topo.joint_names:
+                    raise ModelError(f"{owner}: unknown {role} {name!r}")
+                i = topo.joint_index(name)
+                if topo.nv_joint[i] != 1 or topo.nq_joint[i] != 1:
+                    raise ModelError(f"{owner}: the {role} {name!r} is {topo.joint_types[i].value}; mimic joints "
+                                     "couple two 1-DoF joints (revolute or prismatic)")
+            by_joint[joint] = (master, mult, off, owner)
+        depth = {}
+
+        def resolve(j, path):
+            if j not in by_joint:
+                return 0
+            if j in path:
+                cycle = " -> ".join(path[path.index(j):] + (j,))
+                raise ModelError(f"{by_joint[j][3]}: the mimic joints form a cycle ({cycle})")
+            if j not in depth:
+                depth[j] = 1 + resolve(by_joint[j][0], path + (j,))
+            return depth[j]
+
+        names = [m[0] for m in self._mimics]
+        for j in names:
+            resolve(j, ())
+        levels = tuple(tuple(k for k, j in enumerate(names) if depth[j] == d) for d in range(1, max(depth.values()) + 1))
+        qi = lambda n: topo.q_start[topo.joint_index(n)]
+        vi = lambda n: topo.v_start[topo.joint_index(n)]
+        masters = tuple(by_joint[j][0] for j in names)
+        f = lambda x: jnp.asarray(np.asarray(x, float), dtype)
+        return Mimic(joints=tuple(names), masters=masters, q_index=tuple(map(qi, names)),
+                     q_master=tuple(map(qi, masters)), v_index=tuple(map(vi, names)), v_master=tuple(map(vi, masters)),
+                     levels=levels, multiplier=f([by_joint[j][1] for j in names]),
+                     offset=f([by_joint[j][2] for j in names]))
+
     def build(self, dtype=None) -> Model:
         """Validate the whole tree and return the :class:`Model` (bodies sorted so that
         ``parent[i] < i``, keeping the insertion order otherwise)."""
@@ -347,11 +422,20 @@ class ModelBuilder:
         for i in reversed(range(len(bodies))):
             if parent[i] >= 0 and bodies[i].flex is not None:
                 sub_mass[parent[i]] += 1.0
+        # a mimic joint and its master move together: their subtrees' mass counts as one
+        group = self._mimic_groups()
+        group_mass: dict = {}
         for i, b in enumerate(bodies):
-            if NV[b.joint] > 0 and sub_mass[i] <= 0:
+            g = group.get(b.joint_name)
+            if g is not None:
+                group_mass[g] = group_mass.get(g, 0.0) + sub_mass[i]
+        for i, b in enumerate(bodies):
+            moved = group_mass[group[b.joint_name]] if b.joint_name in group else sub_mass[i]
+            if NV[b.joint] > 0 and moved <= 0:
                 raise ModelError(
                     f"{b.owner}: its {b.joint.value} joint moves a subtree with zero mass, "
                     "so the mass matrix would be singular"
+                    + (" (with the joints coupled to it by <mimic>)" if b.joint_name in group else "")
                 )
         self._check_composite_inertias(bodies, parent)
         for s in self._sites:
@@ -376,6 +460,7 @@ class ModelBuilder:
             site_body=tuple(index[s.body] for s in self._sites),
             n_modes=tuple(0 if b.flex is None else b.flex.ne for b in bodies) if any(b.flex is not None for b in bodies) else (),
         )
+        mimic = self._mimic(topo, dtype)
         f = lambda x: jnp.asarray(np.asarray(x, float), dtype)  # noqa: E731
         ns = len(self._sites)
         springs = any(b.stiffness or b.springref for b in bodies)  # otherwise Model.stiffness is None
@@ -401,6 +486,7 @@ class ModelBuilder:
             joint_limits=tuple(self._limits),
             actuators=tuple(self._actuators),
             tendons=tuple(self._tendons),
+            mimic=mimic,
         )
 
     def _check_composite_inertias(self, bodies, parent):

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import joints as jt
+from .mimic import Mimic, couple
 from .topology import Topology
 
 
@@ -99,6 +100,8 @@ class Model(eqx.Module):
     # None: no springs (zero on other joints' DOFs)
     stiffness: jax.Array | None = None  # [nv_rigid] N m/rad or N/m
     springref: jax.Array | None = None  # [nv_rigid] rest position q_ref, rad or m
+    # mimic joints q_m = multiplier · q_master + offset (diffsim.model.mimic); None: none
+    mimic: Mimic | None = None
     geoms: tuple = eqx.field(static=True, default=())
     joint_limits: tuple = eqx.field(static=True, default=())
     actuators: tuple = eqx.field(static=True, default=())
@@ -166,9 +169,11 @@ def body_names(model: Model) -> tuple[str, ...]:
 
 
 def neutral_configuration(model: Model):
-    """``q`` with every joint at its zero (identity quaternions)."""
+    """``q`` with every independent joint at its zero (identity quaternions) and each mimic
+    joint at ``multiplier · 0 + offset``."""
     t = model.topology
     parts = [jt.neutral(j, model.dtype) for j in t.joint_types]
     if t.ne:
         parts.append(jnp.zeros(t.ne, model.dtype))
-    return jnp.concatenate(parts) if parts else jnp.zeros(0, model.dtype)
+    q = jnp.concatenate(parts) if parts else jnp.zeros(0, model.dtype)
+    return q if model.mimic is None else couple(model, q)

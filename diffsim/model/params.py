@@ -20,6 +20,8 @@ name                                shape      meaning
 ``joint.<j>.friction_width``        (nv_j,)    smoothing width of its sign, rad/s | m/s
 ``joint.<j>.stiffness``             (nv_j,)    joint spring K, N m/rad | N/m (models with springs)
 ``joint.<j>.springref``             (nv_j,)    its rest position, rad | m (models with springs)
+``mimic.<j>.multiplier``            ()         a mimic joint's coupling ``q_j = m q_master + o``
+``mimic.<j>.offset``                ()         its offset ``o``, rad | m
 ``site.<s>.pos`` / ``.rot``         (3,) / 3x3 site placement on its body
 ``beam.<b>.<field>``                varies     a flexible link's physical data (:class:`Beam`:
                                                ``L``, ``mu``, ``EI_z``, ``EI_y``, ``GJ``, ``EA``,
@@ -125,6 +127,17 @@ def _field_ref(name: str, field: str, idx) -> ParamRef:
     return ParamRef(get, set_)
 
 
+def _mimic_ref(name: str, field: str, k: int) -> ParamRef:
+    def get(m):
+        return getattr(m.mimic, field)[k]
+
+    def set_(m, value):
+        return eqx.tree_at(lambda mm: getattr(mm.mimic, field), m,
+                           getattr(m.mimic, field).at[k].set(conform(name, value, get(m))))
+
+    return ParamRef(get, set_)
+
+
 def _beam_ref(name: str, body: int, path: tuple) -> ParamRef:
     """``beam.<b>.<path>``: set on the link's :class:`Beam`, then its integrals re-derived."""
 
@@ -169,6 +182,9 @@ def model_param_refs(model: Model) -> dict[str, ParamRef]:
         if t.nv_joint[i]:
             for k in _JOINT_FIELDS + (("stiffness", "springref") if model.stiffness is not None else ()):
                 refs[f"joint.{j}.{k}"] = _field_ref(f"joint.{j}.{k}", k, t.v_slice(i))
+    for k, j in enumerate(() if model.mimic is None else model.mimic.joints):
+        for f in ("multiplier", "offset"):
+            refs[f"mimic.{j}.{f}"] = _mimic_ref(f"mimic.{j}.{f}", f, k)
     for i, s in enumerate(t.site_names):
         for k, field in _SITE_FIELDS.items():
             refs[f"site.{s}.{k}"] = _field_ref(f"site.{s}.{k}", field, i)

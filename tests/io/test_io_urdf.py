@@ -232,7 +232,8 @@ def test_planar_and_floating_joints():
 
 
 REFUSED = {
-    "mimic": (_two_links(joint_extra='<mimic joint="x"/>'), ["<joint name='j'>", "mimic"]),
+    "mimic-unknown-master": (_two_links(joint_extra='<mimic joint="x"/>'),
+                             ["<mimic> (line 5) of <joint name='j'>", "unknown master joint 'x'"]),
     "negative-friction": (_two_links(joint_extra='<dynamics damping="1" friction="-0.5"/>'), ["<dynamics>", "(line 5)", "'j'", "friction"]),
     "no-links": ('<robot name="r">\n</robot>', ["<robot name='r'> (line 1)", "no links"]),
     "massless-moving-link": (_two_links().replace('<mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/>', "", 2)

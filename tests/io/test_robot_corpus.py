@@ -7,6 +7,13 @@ the element and its line.
   everything fixed to it take part): ``a = ABA(q, v, τ − D v)`` (Pinocchio's
   ABA has no joint damping; Coulomb friction is set to zero on our side: it is not part of a
   forward-dynamics comparison with a peer that ignores it).
+* URDF with ``<mimic>`` joints vs Pinocchio's mimic joints (``buildModelFromUrdf(...,
+  mimic=True)``, Pinocchio ≥ 3.4): its ABA does not take mimic joints, so the reference is
+  ``a_r = M_r⁻¹ (τ_r − h_r)`` in the independent coordinates from its RNEA (``M_r`` by columns;
+  its CRBA is wrong below a mimic joint, see :func:`urdf_mimic_vs_pinocchio`); ``τ`` on the
+  independent DOFs only; joint damping and friction zeroed on our side (Pinocchio's mimic
+  dynamics has neither). Where Pinocchio refuses the mimics (Talos' full files), its tree
+  without mimics projected with a coupling ``G`` read from the file by this test.
 * MJCF vs MuJoCo (``MjModel.from_xml_path``) with every constraint (contacts, limits,
   equality, friction loss) and actuation disabled: the smooth dynamics ``qacc`` at
   ``qfrc_applied = τ`` (joint springs, damping and armature included; our Coulomb friction set
@@ -28,6 +35,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import equinox as eqx
@@ -35,11 +43,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from io_peers import assert_same_model, mujoco_forward, pin_maps, random_state, rel_err
 
 import diffsim as ds
 from diffsim.io import from_mjmodel, load_mjcf, load_urdf
 from diffsim.model import ModelError
-from io_peers import assert_same_model, mujoco_forward, pin_maps, random_state, rel_err
+from diffsim.model.mimic import couple, independent_v
 
 RTOL = 1e-12
 N_STATES = 2
@@ -67,21 +76,25 @@ needs_suite = pytest.mark.skipif(not SUITE, reason="dm_control is not installed"
 # What still does not load, with the reason's key words (example-robot-data 6.0.0, dm_control
 # 1.0.50); the README lists the same files with the full messages.
 URDF_REFUSED = {
-    "alex_description/urdf/alex_psyonic_hands.urdf": "<mimic>",
-    "baxter_description/urdf/baxter.urdf": "<mimic>",
-    "panda_description/urdf/panda.urdf": "<mimic>",
-    "panda_description/urdf/panda_collision.urdf": "<mimic>",
-    "pr2_description/urdf/pr2.urdf": "<mimic>",
-    "romeo_description/urdf/romeo.urdf": "<mimic>",
+    # a defect of the file: its mimics name 'index_q1' where the joints are 'Left_index_q1', …
+    # (Pinocchio: "The parent joint of the mimic joint is not in the kinematic tree")
+    "alex_description/urdf/alex_psyonic_hands.urdf": "unknown master joint 'index_q1'",
+    # defects of the files: moving parts without mass (Romeo's hands: all 24 finger links, coupled
+    # by <mimic> to LHand/RHand, have zero mass; Pinocchio loads both and its ABA divides by zero)
+    "romeo_description/urdf/romeo.urdf": "zero mass",
     "romeo_description/urdf/romeo_laas_small.urdf": "zero mass",
-    "talos_data/robots/talos_full_v2.urdf": "<mimic>",
-    "talos_data/robots/talos_full_v2_box.urdf": "<mimic>",
-    "talos_data/robots/talos_left_arm.urdf": "<mimic>",
-    "talos_data/robots/talos_reduced.urdf": "<mimic>",
-    "talos_data/robots/talos_reduced_box.urdf": "<mimic>",
-    "talos_data/robots/talos_reduced_corrected.urdf": "<mimic>",
-    "tiago_pro_description/robots/tiago_pro.urdf": "<mimic>",
     "ur_description/urdf/ur3.urdf": "no links",
+}
+# files whose <mimic> joints couple coordinates (Talos' reduced files and talos_left_arm carry
+# <mimic> only on fixed joints: nothing to couple, as in Pinocchio)
+URDF_MIMIC = {
+    "baxter_description/urdf/baxter.urdf": 2,
+    "panda_description/urdf/panda.urdf": 1,
+    "panda_description/urdf/panda_collision.urdf": 1,
+    "pr2_description/urdf/pr2.urdf": 10,
+    "talos_data/robots/talos_full_v2.urdf": 12,
+    "talos_data/robots/talos_full_v2_box.urdf": 12,
+    "tiago_pro_description/robots/tiago_pro.urdf": 10,
 }
 SUITE_REFUSED = {
     "ball_in_cup.xml": "tendon length limits",
@@ -112,12 +125,84 @@ def _no_friction(model):
     return eqx.tree_at(lambda m: m.frictionloss, model, jnp.zeros_like(model.frictionloss))
 
 
+def _file_coupling(path, model):
+    """``G`` [nv, nr] read from the file's ``<mimic>`` elements here (ElementTree), independently
+    of the loader: a mimic row is ``multiplier`` times its master's row (chains composed); and
+    the independent DOFs."""
+    t = model.topology
+    mim = {}
+    for j in ET.parse(path).getroot().iter("joint"):
+        m = j.find("mimic")
+        if m is not None and j.get("type") != "fixed":
+            mim[t.v_start[t.joint_index(j.get("name"))]] = (t.v_start[t.joint_index(m.get("joint"))],
+                                                           float(m.get("multiplier", "1")))
+    free = [k for k in range(model.nv) if k not in mim]
+    G = np.zeros((model.nv, len(free)))
+    G[free, range(len(free))] = 1.0
+
+    def row(k):
+        if k in mim:
+            G[k] = mim[k][1] * row(mim[k][0])
+        return G[k]
+
+    for k in mim:
+        row(k)
+    return G, free
+
+
+def urdf_mimic_vs_pinocchio(path, model, seed=0):
+    """Worst relative difference of the accelerations of a model with mimic joints from
+    Pinocchio's ``M_r⁻¹ (τ_r − h_r)`` in the independent coordinates.
+
+    * ``mimic=True``: ``M_r`` from columns of its RNEA (``rnea(q, 0, e_k) − rnea(q, 0, 0)``):
+      Pinocchio 4.1.0's ``crba`` is wrong where a joint is supported by a mimic joint (up to
+      1.4e-2 on ``tests/io/test_mimic.py``'s model, whose projected non-mimic tree and RNEA agree
+      with ours to 1e-15).
+    * Where Pinocchio refuses the mimics (Talos' full files: "The parent joint of the mimic
+      joint is not in the kinematic tree", a mimic met before its master in its parse): its tree
+      without mimics, projected with a coupling ``G`` read from the file here,
+      ``(Gᵀ M G)⁻¹ Gᵀ (τ − h)``."""
+    pin = pytest.importorskip("pinocchio")
+    model = eqx.tree_at(lambda m: m.damping, model, jnp.zeros_like(model.damping))
+    try:
+        pm, G = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=True), None
+    except ValueError:
+        pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+        G, free = _file_coupling(path, model)
+    pd = pm.createData()
+    q_pin, perm = pin_maps(model, pm)
+    rng = np.random.default_rng(seed)
+    indep = np.asarray(independent_v(model))
+    z = np.zeros(pm.nv)
+    worst = 0.0
+    for k in range(N_STATES):
+        q = ds.random_configuration(model, jax.random.PRNGKey(seed + k))
+        v, tau = np.zeros(model.nv), np.zeros(model.nv)  # τ on the independent DOFs: τ_r
+        v[indep], tau[indep] = rng.normal(size=len(indep)), rng.normal(size=len(indep))
+        q, v = couple(model, q, jnp.asarray(v))
+        a = np.asarray(ds.forward_dynamics(model, q, v, jnp.asarray(tau)))
+        qp, vp = q_pin(q), np.asarray(v)[perm]
+        if G is None:  # Pinocchio's coordinates are the independent ones
+            g = pin.rnea(pm, pd, qp, z, z)
+            M = np.stack([pin.rnea(pm, pd, qp, z, e) - g for e in np.eye(pm.nv)], axis=1)
+            a_ref, a = np.linalg.solve(M, tau[perm] - pin.rnea(pm, pd, qp, vp, z)), a[perm]
+        else:
+            Gp, M = G[perm], pin.crba(pm, pd, qp)
+            M = Gp.T @ (np.triu(M) + np.triu(M, 1).T) @ Gp
+            a_ref, a = np.linalg.solve(M, tau[free] - Gp.T @ pin.rnea(pm, pd, qp, vp, z)), a[free]
+        worst = max(worst, rel_err(a, a_ref))
+    return worst
+
+
 def urdf_vs_pinocchio(path, seed=0):
     """Worst relative difference of the accelerations from Pinocchio's ABA, and Pinocchio's own
     disagreement between its ABA and ``M⁻¹(τ − D v − b)`` from its CRBA and RNEA (the round-off
-    that the conditioning of ``M`` allows)."""
+    that the conditioning of ``M`` allows; 0 for a model with mimic joints, see
+    :func:`urdf_mimic_vs_pinocchio`)."""
     pin = pytest.importorskip("pinocchio")
     model = _no_friction(_quiet(load_urdf, path, floating_base=True))
+    if model.mimic is not None:
+        return urdf_mimic_vs_pinocchio(path, model, seed), 0.0
     pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
     pd = pm.createData()
     assert pm.nv == model.nv
@@ -169,6 +254,7 @@ def _check_refusal(load, path, expected):
 # --------------------------------------------------------------------------------------
 
 FAST_URDF = "solo_description/robots/solo12.urdf"  # floating-base quadruped, fixed feet merged
+FAST_MIMIC = "panda_description/urdf/panda.urdf"  # a prismatic finger mimicking the other
 FAST_MJCF = ("acrobot.xml", "cheetah.xml")  # <include>; limits and actuators kept as data, springs, armature
 
 
@@ -183,10 +269,18 @@ def test_representative_suite_files_match_mujoco(name):
     assert mjcf_vs_mujoco(SUITE[name]) <= RTOL
 
 
+@pytest.mark.slow  # 9 s (compile); the fast mimic checks are in tests/io/test_mimic.py
+@needs_urdfs
+def test_representative_mimic_urdf_matches_pinocchio():
+    assert urdf_vs_pinocchio(URDFS[FAST_MIMIC])[0] <= RTOL
+
+
 @needs_urdfs
 @needs_suite
 def test_representative_refusals_name_the_element_and_line():
-    _check_refusal(load_urdf, URDFS["panda_description/urdf/panda.urdf"], "<joint name='panda_finger_joint2'> (line 342)")
+    _check_refusal(load_urdf, URDFS["alex_description/urdf/alex_psyonic_hands.urdf"],
+                   "mimic joint 'Left_index_q2' [URDF <mimic> (line 1037) of <joint name='Left_index_q2'> (line 1030)]: "
+                   "unknown master joint 'index_q1'")
     _check_refusal(load_mjcf, SUITE["fish.xml"], "<option> (line 9): density='5000'")
 
 
@@ -206,6 +300,8 @@ def test_urdf_corpus():
             continue
         errors[name] = urdf_vs_pinocchio(path)
         loaded += 1
+        n_mimic = len(_quiet(load_urdf, path).mimic or ())
+        assert n_mimic == URDF_MIMIC.get(name, 0), (name, n_mimic)
     print("URDF vs Pinocchio, (worst relative difference, Pinocchio ABA vs CRBA) per file:", errors)
     # 1e-12, or 10x what Pinocchio's two algorithms differ by on an ill-conditioned M (iCub:
     # cond(M) = 7e8, ABA vs CRBA 5.4e-12, diffsim vs ABA 3.8e-12)
