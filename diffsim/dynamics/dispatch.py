@@ -144,9 +144,10 @@ class AbstractDynamics(eqx.Module):
         """Raise a clear error, before any tracing, if this formulation cannot handle ``model``."""
 
 
-def _coupled(fd, model: Model, q, v, tau, f_ext):
+def with_coupling(fd, model: Model, q, v, tau, f_ext):
     """``fd``'s acceleration, projected onto the mimic coupling by Gauss's principle
-    (:func:`.coupled.project_acceleration`) on a model with mimic joints."""
+    (:func:`.coupled.project_acceleration`) on a model with mimic joints: how every strategy,
+    the papers' formulations included, honours ``model.mimic``."""
     if model.mimic is None:
         return fd(model, q, v, tau, f_ext)
     q, v = couple(model, q, v)
@@ -175,7 +176,7 @@ class ABA(AbstractDynamics):
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
         tau, f_ext = _defaults(model, tau, f_ext)
-        return _coupled(forward_dynamics_aba, model, q, v, tau, f_ext)
+        return with_coupling(forward_dynamics_aba, model, q, v, tau, f_ext)
 
     def check(self, model):
         if model.topology.has_flex:
@@ -187,14 +188,14 @@ class Sweep(AbstractDynamics):
     any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return _coupled(forward_dynamics_flexible, model, q, v, tau, f_ext)
+        return with_coupling(forward_dynamics_flexible, model, q, v, tau, f_ext)
 
 
 class Composite(AbstractDynamics):
     """The mass-matrix form batched over links (link Jacobians, Cholesky); any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return _coupled(forward_dynamics_composite, model, q, v, tau, f_ext)
+        return with_coupling(forward_dynamics_composite, model, q, v, tau, f_ext)
 
 
 class MassMatrix(AbstractDynamics):
@@ -202,7 +203,7 @@ class MassMatrix(AbstractDynamics):
     mass-matrix form); any tree."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return _coupled(forward_dynamics_mm, model, q, v, tau, f_ext)
+        return with_coupling(forward_dynamics_mm, model, q, v, tau, f_ext)
 
 
 class FunctionDynamics(AbstractDynamics):

@@ -41,7 +41,7 @@ from jax.scipy.linalg import cho_factor, cho_solve
 from .. import spatial as sp
 from ..model.builder import ModelError
 from ..model.joints import JointType
-from ..dynamics.dispatch import AbstractDynamics
+from ..dynamics.dispatch import AbstractDynamics, with_coupling
 from ..model.model import Model, joint_passive_forces
 from ..model.topology import Topology
 
@@ -394,7 +394,7 @@ class BoltzmannHamel(AbstractDynamics):
     strategy (trees of spherical / revolute joints on a free or fixed base)."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return forward_dynamics_bh(model, q, v, tau, f_ext)
+        return with_coupling(forward_dynamics_bh, model, q, v, tau, f_ext)
 
     def check(self, model):
         check_supported(model.topology)

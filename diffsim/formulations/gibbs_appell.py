@@ -66,7 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._util import is_concrete
-from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches
+from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches, with_coupling
 from ..model.joints import JointType
 from ..model.model import Model, joint_passive_forces
 
@@ -378,7 +378,7 @@ class GibbsAppell(AbstractDynamics):
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
         no_body_wrenches("the Gibbs–Appell formulation", f_ext)
-        return forward_dynamics_gibbs_appell(model, q, v, tau)
+        return with_coupling(lambda m, q, v, t, _: forward_dynamics_gibbs_appell(m, q, v, t), model, q, v, tau, None)
 
     def check(self, model):
         check_planar_chain(model)

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import spatial as sp
-from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches
+from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches, with_coupling
 from ..dynamics.kinematics import frames
 from ..dynamics.sections import section_pose
 from ..model.model import Model, joint_passive_forces
@@ -104,7 +104,7 @@ class LagrangeAutodiff(AbstractDynamics):
     as a dynamics strategy (``q̇ = v`` trees; joint and modal forces only)."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
-        return forward_dynamics_lagrange(model, q, v, tau, f_ext)
+        return with_coupling(forward_dynamics_lagrange, model, q, v, tau, f_ext)
 
     def check(self, model):
         _check(model)

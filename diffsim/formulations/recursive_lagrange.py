@@ -66,7 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import spatial as sp
-from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches
+from ..dynamics.dispatch import AbstractDynamics, no_body_wrenches, with_coupling
 from ..dynamics.sections import section_pose
 from ..model.joints import JointType
 from ..model.model import Model, joint_passive_forces
@@ -393,7 +393,8 @@ class RecursiveLagrange(AbstractDynamics):
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
         no_body_wrenches("the recursive Lagrange formulation", f_ext)
-        return forward_dynamics_recursive_lagrange(model, q, v, tau)
+        return with_coupling(lambda m, q, v, t, _: forward_dynamics_recursive_lagrange(m, q, v, t), model, q, v, tau,
+                             None)
 
     def check(self, model):
         _check(model)

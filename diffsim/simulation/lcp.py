@@ -45,6 +45,7 @@ from .._util import is_concrete
 from ..complementarity.lemke import LCPStatus, lemke
 from ..complementarity.rigid import OPEN, SLIDE, STICK, RigidContact
 from ..dynamics.configuration import integrate
+from ..dynamics.coupled import coupled_inverse_inertia
 from ..dynamics.dispatch import forward_dynamics, mass_matrix
 from ..model.model import Model
 from .trajectory import Status, Trajectory
@@ -108,9 +109,13 @@ STEPPERS = {"acceleration": AccelerationLCP, "velocity": VelocityLCP}
 
 
 def _delassus(model, q, W):
-    M = mass_matrix(model, q)
-    cf = jsl.cho_factor(M)
-    MinvWT = jsl.cho_solve(cf, W.T)
+    """Delassus operator ``W M⁻¹ Wᵀ`` and ``M⁻¹ Wᵀ``; with mimic joints the coupled response
+    ``G (Gᵀ M G)⁻¹ Gᵀ Wᵀ`` (:func:`~diffsim.dynamics.coupled.coupled_inverse_inertia`), so that
+    impulses keep the coupling."""
+    if model.mimic is not None:
+        MinvWT = coupled_inverse_inertia(model, q, W.T)
+    else:
+        MinvWT = jsl.cho_solve(jsl.cho_factor(mass_matrix(model, q)), W.T)
     return W @ MinvWT, MinvWT
 
 
