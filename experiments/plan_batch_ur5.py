@@ -15,8 +15,8 @@ status counts, iterations (median, max), tool error (median, max) and cost; and,
 a few targets solved one by one (the unbatched ``ds.plan.solve``: compiled once, then timed per
 problem) — same plans to round-off, and the batched speed-up per problem.
 
-Run: ``python experiments/plan_batch_ur5.py --sizes 16 64 --single 3`` (the batch of 1024 took
-too long for the shared 2-core CPU here, see the README) → ``results/plan-batch-ur5/``.
+Run: ``python experiments/plan_batch_ur5.py --sizes 16 64 --single 3`` (the batch of 1024 would
+take hours on the shared 2-core CPU: ``results/plan-batch-ur5/README.md``) → ``results/plan-batch-ur5/``.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ import numpy as np  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 import diffsim as ds  # noqa: E402
+from diffsim.dynamics.kinematics import forward_kinematics  # noqa: E402
 from diffsim.io.results import provenance, write_json  # noqa: E402
 from diffsim.plan.costs import LeastSquares  # noqa: E402
 from diffsim.scenarios import ur5_reach as ur5  # noqa: E402
-from diffsim.dynamics.kinematics import forward_kinematics  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "plan-batch-ur5"
 
@@ -94,7 +94,7 @@ def main():
     model = ur5.load_model(p.urdf, dtype=jnp.float64)
     solve_one = make_solver(p, model, args.max_iter)
     n_max = max(args.sizes + [args.single])
-    q_goal, targets = sample_targets(model, n_max, args.spread)
+    _, targets = sample_targets(model, n_max, args.spread)
     dist = np.linalg.norm(targets - np.asarray(ur5.tool_position(model, jnp.asarray(p.q0))), axis=1)
     summary = {"provenance": provenance(), "problem": p.to_dict() | {"target": "sampled"}, "spread_rad": args.spread,
                "max_iter": args.max_iter, "target_distance_m": [float(dist.min()), float(dist.max())],

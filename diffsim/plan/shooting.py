@@ -72,7 +72,7 @@ def minimise_lbfgs(f, z0, max_iter: int, converged):
         zn = optax.apply_updates(z, upd)
         Jn, gn = otu.tree_get(state, "value"), otu.tree_get(state, "grad")
         better = Jn < s["J"]
-        pick = lambda a, b: jax.tree_util.tree_map(lambda x, y: jnp.where(better, x, y), a, b)  # noqa: E731
+        pick = lambda a, b: jax.tree_util.tree_map(lambda x, y: jnp.where(better, x, y), a, b)
         z_best, g_best, J_best = pick(zn, s["z_best"]), pick(gn, s["g_best"]), jnp.where(better, Jn, s["J"])
         it = s["it"] + 1
         finite = jnp.all(jnp.isfinite(zn))

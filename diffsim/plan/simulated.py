@@ -25,7 +25,7 @@ agree with central differences to ~1e-6–1e-4 relative at tolerances 1e-10–1e
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import diffrax
 import equinox as eqx
@@ -180,8 +180,9 @@ def solve_system(system: System, names: Sequence[str], objective: Callable, *, i
         max_iter: L-BFGS iterations; tol: the stationarity test ``‖∇J‖_∞ ≤ tol (1 + |J|)``;
             cost_tol: also converged when ``J ≤ cost_tol`` (default 0: off).
 
-    Returns a :class:`SystemPlan` (optimum, its system and trajectory, cost, status). Works under
-    ``jit``/``vmap`` (e.g. over targets closed over in ``objective``).
+    Returns a :class:`SystemPlan` (optimum, its system and trajectory, cost, status). The whole
+    solve is one compiled program (``eqx.filter_jit``; a new ``objective`` function object compiles
+    anew). Tested in float64 only.
     """
     if not isinstance(system, System):
         raise TypeError(f"solve_system expects a diffsim System, got {type(system).__name__}")
