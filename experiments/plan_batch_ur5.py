@@ -88,8 +88,10 @@ def main():
     ap.add_argument("--single", type=int, default=3, help="targets solved one by one in the same run")
     ap.add_argument("--spread", type=float, default=0.3, help="half-width of the goal-configuration box [rad]")
     ap.add_argument("--max-iter", type=int, default=100)
+    ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     p = ur5.problem()
     model = ur5.load_model(p.urdf, dtype=jnp.float64)
     solve_one = make_solver(p, model, args.max_iter)
@@ -116,7 +118,7 @@ def main():
                              "iterations": [int(s.iterations) for s in singles],
                              "status": [s.message for s in singles], "cost": [float(s.cost) for s in singles]}
         print("single", summary["single"], flush=True)
-        write_json(OUT / "summary.json", summary)
+        write_json(out / "summary.json", summary)
 
     batched = jax.jit(jax.vmap(solve_one))
     for n in args.sizes:
@@ -135,9 +137,9 @@ def main():
                 abs(float(plans.cost[j]) - summary["single"]["cost"][j]) / summary["single"]["cost"][j] for j in range(k)))
         summary["batches"].append(row)
         print(row, flush=True)
-        write_json(OUT / "summary.json", summary)
+        write_json(out / "summary.json", summary)
     summary["load_average_end"] = os.getloadavg()
-    write_json(OUT / "summary.json", summary)
+    write_json(out / "summary.json", summary)
 
 
 if __name__ == "__main__":
