@@ -7,7 +7,6 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 from plan_models import pendulum
 
 import diffsim as ds
@@ -28,7 +27,6 @@ def _solve(goal):
                          tau_limits=(-6.0, 6.0), tol=1e-12)
 
 
-@pytest.mark.slow  # 30 s under load 12 on the 2 shared cores (compile-bound): too heavy for the fast subset
 def test_goals_under_vmap_are_each_reached():
     plans = jax.jit(jax.vmap(_solve))(GOALS[:, None])
     assert np.all(np.asarray(plans.status) == ds.plan.PlanStatus.CONVERGED)
