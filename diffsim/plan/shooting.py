@@ -15,6 +15,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import optax
+import optax.tree_utils as otu
 
 from .problem import Problem
 from .result import PlanStatus, fill_history, make_plan
@@ -41,52 +42,68 @@ def _transform(problem: Problem):
     return to_u, to_z
 
 
-def solve_shooting(problem: Problem, u_init, max_iter: int, tol):
-    """L-BFGS single shooting (module docstring) from ``u_init`` [N, nu]; returns a Plan."""
-    dtype = u_init.dtype
-    to_u, to_z = _transform(problem)
+def minimise_lbfgs(f, z0, max_iter: int, converged):
+    """L-BFGS (``optax.lbfgs``, memory :data:`MEMORY`, zoom line search under the strong Wolfe
+    conditions) on the scalar ``f(z)`` (non-finite values read as ``+inf``), keeping the best
+    iterate. ``converged(z_best, J_best, g_best) -> bool`` is the stopping test (``g_best`` the
+    gradient of ``f`` there). One ``lax.while_loop``; the value and gradient at each new iterate
+    are the line search's own (kept in optax's state), so ``f`` is traced only by the line search
+    and once at ``z0``.
 
-    def f(z):
-        J = problem.objective(to_u(z))
+    Returns ``(z_best, J_best, iterations, status, history)`` (a :class:`PlanStatus` code:
+    CONVERGED, MAX_ITER, or FAILED on a non-finite start or step; history [max_iter + 1]: entry 0
+    the start, then the best value after each iteration, repeated after the last)."""
+
+    def fin(z):
+        J = f(z)
         return jnp.where(jnp.isfinite(J), J, jnp.inf)
 
     opt = optax.lbfgs(memory_size=MEMORY)
-    vg = optax.value_and_grad_from_state(f)
-    z0 = to_z(problem.clip(u_init))
-    J0 = f(z0)
-    grad_u = jax.grad(problem.objective)
-
-    def stationarity(u, J):
-        g = grad_u(u)
-        if problem.bounded:  # a coordinate held at a limit by its gradient is stationary
-            g = jnp.where(((u >= problem.hi - 1e-3 * (problem.hi - problem.lo)) & (g < 0))
-                          | ((u <= problem.lo + 1e-3 * (problem.hi - problem.lo)) & (g > 0)), 0.0, g)
-        return jnp.max(jnp.abs(g)) <= tol * (1.0 + jnp.abs(J))
+    J0, g0 = jax.value_and_grad(fin)(z0)
+    state0 = otu.tree_set(opt.init(z0), value=J0, grad=g0)
 
     def cond(s):
         return (s["it"] < max_iter) & ~s["done"]
 
     def body(s):
         z, state = s["z"], s["state"]
-        J, g = vg(z, state=state)
-        upd, state = opt.update(g, state, z, value=J, grad=g, value_fn=f)
+        J, g = otu.tree_get(state, "value"), otu.tree_get(state, "grad")
+        upd, state = opt.update(g, state, z, value=J, grad=g, value_fn=fin)
         zn = optax.apply_updates(z, upd)
-        Jn = f(zn)
+        Jn, gn = otu.tree_get(state, "value"), otu.tree_get(state, "grad")
         better = Jn < s["J"]
-        z_best = jnp.where(better, zn, s["z_best"])
-        J_best = jnp.where(better, Jn, s["J"])
+        pick = lambda a, b: jax.tree_util.tree_map(lambda x, y: jnp.where(better, x, y), a, b)
+        z_best, g_best, J_best = pick(zn, s["z_best"]), pick(gn, s["g_best"]), jnp.where(better, Jn, s["J"])
         it = s["it"] + 1
         finite = jnp.all(jnp.isfinite(zn))
-        conv = stationarity(to_u(z_best), J_best)
+        conv = converged(z_best, J_best, g_best)
         status = jnp.where(conv, PlanStatus.CONVERGED, jnp.where(finite, PlanStatus.MAX_ITER, PlanStatus.FAILED))
-        return dict(z=zn, state=state, z_best=z_best, J=J_best, it=it, done=conv | ~finite,
+        return dict(z=zn, state=state, z_best=z_best, g_best=g_best, J=J_best, it=it, done=conv | ~finite,
                     status=status.astype(jnp.int32), history=fill_history(s["history"], it, J_best))
 
     finite0 = jnp.isfinite(J0)
-    s0 = dict(z=z0, state=opt.init(z0), z_best=z0, J=J0, it=jnp.asarray(0), done=~finite0,
+    s0 = dict(z=z0, state=state0, z_best=z0, g_best=g0, J=J0, it=jnp.asarray(0), done=~finite0,
               status=jnp.where(finite0, PlanStatus.MAX_ITER, PlanStatus.FAILED).astype(jnp.int32),
-              history=jnp.full(max_iter + 1, J0, dtype))
+              history=jnp.full(max_iter + 1, J0, J0.dtype))
     s = jax.lax.while_loop(cond, body, s0)
-    us = to_u(s["z_best"])
+    return s["z_best"], s["J"], s["it"], s["status"], s["history"]
+
+
+def solve_shooting(problem: Problem, u_init, max_iter: int, tol):
+    """L-BFGS single shooting (module docstring) from ``u_init`` [N, nu]; returns a Plan."""
+    to_u, to_z = _transform(problem)
+    grad_u = jax.grad(problem.objective)
+
+    def stationarity(z, J, g_z):
+        u = to_u(z)
+        g = grad_u(u) if problem.bounded else g_z  # unbounded: u = z
+        if problem.bounded:  # a coordinate held at a limit by its gradient is stationary
+            g = jnp.where(((u >= problem.hi - 1e-3 * (problem.hi - problem.lo)) & (g < 0))
+                          | ((u <= problem.lo + 1e-3 * (problem.hi - problem.lo)) & (g > 0)), 0.0, g)
+        return jnp.max(jnp.abs(g)) <= tol * (1.0 + jnp.abs(J))
+
+    z_best, J, it, status, history = minimise_lbfgs(lambda z: problem.objective(to_u(z)),
+                                                    to_z(problem.clip(u_init)), max_iter, stationarity)
+    us = to_u(z_best)
     qs, vs = problem.rollout(us)
-    return make_plan(problem, us, qs, vs, s["J"], s["it"], s["status"], s["history"], "shooting")
+    return make_plan(problem, us, qs, vs, J, it, status, history, "shooting")

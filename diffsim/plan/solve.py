@@ -150,7 +150,8 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
         tau_init: initial torques [N, nv] (or [N, nu]); default zero (clipped into the box).
         max_iter, tol: iteration budget and stopping tolerance (per-method defaults in
             ``DEFAULT_SETTINGS``; the tolerance's meaning is the method's, see :class:`PlanStatus`).
-        contact: not supported yet (``None`` only).
+        contact: ``None`` only (fixed RK4 steps do not resolve impacts): plan through contact
+            with :func:`diffsim.plan.solve_system` (the event-driven simulation).
         actuation: the driven coordinates: ``None`` (all ``nv``), a boolean mask [nv], indices, or
             joint names; the others get ``τ = 0`` (a free-floating base: name the arm joints).
         forces: point forces (:func:`diffsim.point_force`, :func:`diffsim.site_force`) applied too.
@@ -168,7 +169,11 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     if contact is not None:
-        raise NotImplementedError("planning through contact is not supported yet (contact=None only)")
+        raise NotImplementedError(
+            "plan.solve integrates fixed RK4 steps, which do not resolve impacts, so contact= is not supported "
+            "(None only); to plan through compliant contact, optimise parameters of a diffsim.System with contact "
+            "(e.g. its initial velocity: a throw) through the event-driven simulation with "
+            "diffsim.plan.solve_system(system, names, objective)")
     problem = make_problem(model, q0, v0, horizon=horizon, dt=dt, running_cost=running_cost,
                            terminal_cost=terminal_cost, tau_limits=tau_limits, actuation=actuation, forces=forces,
                            dynamics=dynamics, t0=t0)
