@@ -38,7 +38,7 @@ from .rnea import inverse_dynamics_rigid
 #: kernels (``"levels"``), as multiply-and-sum (``"levels_reduce"``) or written out
 #: (``"levels_unrolled"``). Chosen by measurement (``benchmarks/bench_speed.py``); all give the
 #: same accelerations to rounding.
-RIGID_SCHEDULE = "levels_unrolled"
+RIGID_SCHEDULE = "levels"
 RIGID_SCHEDULES = {"per_body": forward_dynamics_aba, "levels": forward_dynamics_levels("dot"),
                    "levels_reduce": forward_dynamics_levels("reduce"),
                    "levels_unrolled": forward_dynamics_levels("unrolled")}

@@ -258,14 +258,17 @@ def _minv_levels(model: Model, q, x, products="dot"):
 
 
 @functools.cache
-def forward_dynamics_levels(products: str = "dot"):
+def forward_dynamics_levels(products: str = "dot", derivative_products: str | None = None):
     """Level-batched ABA with derivatives from the implicit function ``RNEA(q, v, v̇) = τ``
     (level-batched as well; :func:`~.traversal.implicit_forward_dynamics`), small products
-    emitted as ``products`` (:data:`PRODUCTS`)."""
-    if products not in PRODUCTS:
-        raise ValueError(f"unknown products {products!r}; use one of {PRODUCTS}")
+    emitted as ``products`` (:data:`PRODUCTS`) in ABA and as ``derivative_products`` (default:
+    the same) in the derivative's RNEA and ``M⁻¹``."""
+    dp = products if derivative_products is None else derivative_products
+    for p in (products, dp):
+        if p not in PRODUCTS:
+            raise ValueError(f"unknown products {p!r}; use one of {PRODUCTS}")
     return implicit_forward_dynamics(
         functools.partial(articulated_body_algorithm_levels, products=products),
-        functools.partial(inverse_dynamics_levels, products=products),
-        functools.partial(_minv_levels, products=products),
+        functools.partial(inverse_dynamics_levels, products=dp),
+        functools.partial(_minv_levels, products=dp),
     )
