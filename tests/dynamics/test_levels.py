@@ -80,7 +80,8 @@ def test_mixed_joint_sizes_in_one_level():
     assert rel(tau_back, tau) <= 1e-10
 
 
-@pytest.mark.parametrize("schedule", ["levels", "levels_unrolled", pytest.param("levels_reduce", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("schedule", ["levels", pytest.param("levels_reduce", marks=pytest.mark.slow),
+                                      pytest.param("levels_unrolled", marks=pytest.mark.slow)])
 def test_level_gradients_match_finite_differences(schedule):
     """∂a/∂q (tangent space), ∂a/∂v and ∂a/∂mass of the level-batched forward dynamics (its
     implicit-function derivative through the level-batched RNEA) vs central differences."""
@@ -126,3 +127,5 @@ def test_unknown_schedule_is_refused():
     m = random_tree(3, 4, base=None, n_arms=2)
     with pytest.raises(ValueError, match="unknown rigid-tree schedule 'nope'"):
         ds.dynamics.ABA(schedule="nope").check(m)
+    with pytest.raises(ValueError, match="unknown products 'nope'"):
+        levels.forward_dynamics_levels("dot", "nope")
