@@ -15,9 +15,12 @@ from diffsim.dynamics.rnea import inverse_dynamics_rigid
 from diffsim.model.random import random_tree
 
 MIXED = ("revolute", "prismatic", "spherical", "planar", "fixed")
-TREES = [
-    (1, dict(n_bodies=7, joint_types=MIXED, base="free", n_arms=3, damping=True)),
-    pytest.param(3, dict(n_bodies=6, joint_types=MIXED, base=None, n_arms=2, damping=True), marks=pytest.mark.slow),
+TREES = [  # (seed, tree, product forms checked): the fast case checks the default's
+    (1, dict(n_bodies=7, joint_types=MIXED, base="free", n_arms=3, damping=True), ("dot",)),
+    pytest.param(1, dict(n_bodies=7, joint_types=MIXED, base="free", n_arms=3, damping=True), levels.PRODUCTS,
+                 marks=pytest.mark.slow),
+    pytest.param(3, dict(n_bodies=6, joint_types=MIXED, base=None, n_arms=2, damping=True), levels.PRODUCTS,
+                 marks=pytest.mark.slow),
 ]
 
 
@@ -31,8 +34,8 @@ def rel(a, b):
     return float(jnp.max(jnp.abs(a - b)) / jnp.maximum(jnp.max(jnp.abs(b)), 1e-300))
 
 
-@pytest.mark.parametrize("seed, kw", TREES)
-def test_level_schedules_match_per_body(seed, kw):
+@pytest.mark.parametrize("seed, kw, products", TREES)
+def test_level_schedules_match_per_body(seed, kw, products):
     m = random_tree(seed, **kw)
     lv = levels.tree_levels(m.topology)
     assert sum(len(x.bodies) for x in lv) == m.nb
@@ -42,14 +45,14 @@ def test_level_schedules_match_per_body(seed, kw):
     def run(m, q, v, tau, f_ext):
         a_ref = articulated_body_algorithm(m, q, v, tau, f_ext)
         out = {"a_ref": a_ref, "tau_ref": inverse_dynamics_rigid(m, q, v, a_ref, f_ext)}
-        for p in levels.PRODUCTS:
+        for p in products:
             out[f"a{p}"] = levels.articulated_body_algorithm_levels(m, q, v, tau, f_ext, products=p)
             out[f"tau{p}"] = levels.inverse_dynamics_levels(m, q, v, a_ref, f_ext, products=p)
         out["default"] = ds.forward_dynamics(m, q, v, tau, f_ext)
         return out
 
     r = run(m, *state(m, seed))
-    for p in levels.PRODUCTS:
+    for p in products:
         assert rel(r[f"a{p}"], r["a_ref"]) <= 1e-10
         assert rel(r[f"tau{p}"], r["tau_ref"]) <= 1e-10
     assert rel(r["default"], r["a_ref"]) <= 1e-10
@@ -80,11 +83,13 @@ def test_mixed_joint_sizes_in_one_level():
     assert rel(tau_back, tau) <= 1e-10
 
 
-@pytest.mark.parametrize("schedule", ["levels", pytest.param("levels_reduce", marks=pytest.mark.slow),
-                                      pytest.param("levels_unrolled", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("schedule", ["levels", "levels_reduce", "levels_unrolled"])
 def test_level_gradients_match_finite_differences(schedule):
     """∂a/∂q (tangent space), ∂a/∂v and ∂a/∂mass of the level-batched forward dynamics (its
-    implicit-function derivative through the level-batched RNEA) vs central differences."""
+    implicit-function derivative through the level-batched RNEA) vs central differences. (The
+    default schedule's gradients are also checked in the fast set, through ``ds.forward_dynamics``,
+    by ``tests/dynamics/test_dynamics.py``.)"""
     m = random_tree(7, 5, joint_types=MIXED, base="free", n_arms=2, damping=True)
     q, v, tau, f_ext = state(m, 7)
     w = jax.random.normal(jax.random.PRNGKey(99), (m.nv,))
