@@ -2,7 +2,7 @@
 
 Module order (each imports only the ones above it): :mod:`.traversal` (the one place that walks
 the tree), :mod:`.configuration`, :mod:`.sections` (flexible-link sections), :mod:`.kinematics`,
-:mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees;
+:mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees, :mod:`.levels` for their level-batched ABA and RNEA;
 :mod:`.flexible`, :mod:`.composite` for flexible ones; :mod:`.energy`), and :mod:`.dispatch`, the
 public entry points and the dynamics strategies.
 """
