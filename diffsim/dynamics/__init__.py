@@ -1,10 +1,11 @@
 """Dynamics of rigid and flexible trees: pure functions of one model instance (users ``vmap``).
 
-Module order (each imports only the ones above it): :mod:`.traversal` (the one place that walks
+Module order (each imports only the ones above it): :mod:`.traversal` (the per-body walks of
 the tree), :mod:`.configuration`, :mod:`.sections` (flexible-link sections), :mod:`.kinematics`,
-:mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees, :mod:`.levels` for their level-batched ABA and RNEA;
-:mod:`.flexible`, :mod:`.composite` for flexible ones; :mod:`.energy`), and :mod:`.dispatch`, the
-public entry points and the dynamics strategies.
+:mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees and
+:mod:`.levels`, their ABA and RNEA batched per depth level; :mod:`.flexible`, :mod:`.composite`
+for flexible ones; :mod:`.energy`), and :mod:`.dispatch`, the public entry points and the
+dynamics strategies.
 """
 
 from .configuration import configuration_rate, difference, integrate, normalize, random_configuration
