@@ -1,11 +1,12 @@
 """Dynamics of rigid and flexible trees: pure functions of one model instance (users ``vmap``).
 
-Module order (each imports only the ones above it): :mod:`.traversal` (the one place that walks
+Module order (each imports only the ones above it): :mod:`.traversal` (the per-body walks of
 the tree), :mod:`.configuration`, :mod:`.sections` (flexible-link sections), :mod:`.kinematics`,
-:mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees;
-:mod:`.flexible`, :mod:`.composite` for flexible ones; :mod:`.energy`), :mod:`.coupled` (mimic
-joints: the tree's equations projected onto the independent coordinates) and :mod:`.dispatch`,
-the public entry points and the dynamics strategies.
+:mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees and
+:mod:`.levels`, their ABA and RNEA batched per depth level; :mod:`.flexible`, :mod:`.composite`
+for flexible ones; :mod:`.energy`), :mod:`.coupled` (mimic joints: the tree's equations projected
+onto the independent coordinates) and :mod:`.dispatch`, the public entry points and the dynamics
+strategies.
 """
 
 from .configuration import configuration_rate, difference, integrate, normalize, random_configuration

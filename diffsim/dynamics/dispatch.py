@@ -32,7 +32,25 @@ from .flexible import (
     mass_matrix_flexible,
     potential_energy_flexible,
 )
+from .levels import forward_dynamics_levels
 from .rnea import inverse_dynamics_rigid
+
+#: How rigid trees are swept by :func:`forward_dynamics`: ``"per_body"`` (one body at a time,
+#: :mod:`.aba`) or all bodies of one depth batched (:mod:`.levels`), the small products as dot
+#: kernels (``"levels"``), as multiply-and-sum (``"levels_reduce"``) or written out
+#: (``"levels_unrolled"``). Chosen by measurement (``benchmarks/bench_speed.py``); all give the
+#: same accelerations to rounding.
+RIGID_SCHEDULE = "levels"
+RIGID_SCHEDULES = {"per_body": forward_dynamics_aba, "levels": forward_dynamics_levels("dot"),
+                   "levels_reduce": forward_dynamics_levels("reduce"),
+                   "levels_unrolled": forward_dynamics_levels("unrolled")}
+
+
+def _rigid(schedule):
+    s = RIGID_SCHEDULE if schedule is None else schedule
+    if s not in RIGID_SCHEDULES:
+        raise ValueError(f"unknown rigid-tree schedule {s!r}; use one of {sorted(RIGID_SCHEDULES)}")
+    return RIGID_SCHEDULES[s]
 
 
 def _defaults(model: Model, tau, f_ext):
@@ -63,7 +81,7 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     if model.mimic is not None:
         return forward_dynamics_coupled(model, q, v, tau, f_ext)
     if not model.topology.has_flex:
-        return forward_dynamics_aba(model, q, v, tau, f_ext)
+        return _rigid(None)(model, q, v, tau, f_ext)
     if model.nv <= COMPOSITE_MAX_NV:
         return forward_dynamics_composite(model, q, v, tau, f_ext)
     return forward_dynamics_flexible(model, q, v, tau, f_ext)
@@ -170,15 +188,19 @@ class Default(AbstractDynamics):
 
 
 class ABA(AbstractDynamics):
-    """Featherstone's articulated-body algorithm (rigid trees). With mimic joints (this and the
+    """Featherstone's articulated-body algorithm (rigid trees); ``schedule`` one of
+    :data:`RIGID_SCHEDULES` (``None``: :data:`RIGID_SCHEDULE`). With mimic joints (this and the
     strategies below): the free tree's acceleration projected by Gauss's principle
     (:func:`.coupled.project_acceleration`); every joint must then move mass of its own."""
 
+    schedule: str | None = eqx.field(static=True, default=None)
+
     def __call__(self, model, q, v, tau=None, f_ext=None):
         tau, f_ext = _defaults(model, tau, f_ext)
-        return with_coupling(forward_dynamics_aba, model, q, v, tau, f_ext)
+        return with_coupling(_rigid(self.schedule), model, q, v, tau, f_ext)
 
     def check(self, model):
+        _rigid(self.schedule)
         if model.topology.has_flex:
             raise ValueError("ABA is the rigid-tree algorithm; this model has flexible links (use Sweep or Composite)")
 
