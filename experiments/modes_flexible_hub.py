@@ -37,8 +37,9 @@ Steps:
    T = 0.45 s): rms deflection error of the fitted and of the textbook model over the held-out
    rms (≤ 5 %).
 
-Run: ``python experiments/modes_flexible_hub.py`` (``--quick`` for a shorter fit; ~10 min on 2
-shared cores). Writes ``experiments/results/modes-flexible-hub/`` (summary.json, README.md,
+Run: ``python experiments/modes_flexible_hub.py`` (``--quick``: only the fit from the first guess;
+``--t1``/``--n-save`` for a shorter record; measured 909 s in all at load 8–11 on the 2 shared
+cores). Status: the fits run but do not reach §4's targets yet (results README). Writes ``experiments/results/modes-flexible-hub/`` (summary.json, README.md,
 figures).
 """
 

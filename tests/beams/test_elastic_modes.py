@@ -257,6 +257,7 @@ def test_rigid_springs_have_zero_gradient_and_vmap_jit():
         np.testing.assert_allclose(jax.jacfwd(ft)(tim[k]), fd, rtol=1e-7)
 
 
+@pytest.mark.slow  # compiles an LM program: 15-18 s on the loaded 2 cores (fast subset is at its limit)
 def test_no_roots_inside_jit_give_nan_and_a_fit_rejects_that_trial_step():
     """Traced parameters the frequency equation cannot serve (a negative spring, nearly a
     mechanism) give NaN, not a raise from the host callback that would end the compiled program;
