@@ -247,13 +247,12 @@ def _host_roots(p, n, theory, s_max):
 
 
 def _host_roots_or_nan(p, n, theory, s_max):
-    """:func:`_host_roots`, or NaN roots where its ValueError would be raised (parameters the
-    frequency equation cannot serve: nearly a mechanism, too few roots, non-finite input). Used
-    inside traced code, where a raise from a host callback kills the whole compiled program (a
-    fit's trial step, one member of a batch), and so do negative values (a trial step of a
-    parameter fitted without a positive transform); the NaN reaches the shapes, the simulation reports
-    its failure (``Trajectory.status``) and a fit rejects that step. Concrete input is validated
-    with the error message before any tracing (:func:`_build`)."""
+    """:func:`_host_roots`, or NaN roots where it would raise (nearly a mechanism, too few roots)
+    and for negative or non-finite parameters (e.g. a fit's trial step of a parameter without a
+    positive transform). Used inside traced code, where a raise from a host callback ends the whole
+    compiled program (a fit, a batch); with NaN the shapes are NaN, the simulation stops with a
+    failure status and a fit rejects that trial step. Concrete input is validated, with the error
+    message, before any tracing (:func:`_build`)."""
     try:
         q = np.asarray(p, dtype=np.float64)
         if not (np.all(q >= 0) and np.all(np.isfinite(q[[0, 1, 2, 7, 8]]))):  # NaN fails both
