@@ -246,11 +246,28 @@ def _host_roots(p, n, theory, s_max):
     return np.array([bisect_root(det, grid[i], grid[i + 1]) for i in idx])
 
 
+def _host_roots_or_nan(p, n, theory, s_max):
+    """:func:`_host_roots`, or NaN roots where it would raise (nearly a mechanism, too few roots)
+    and for negative or non-finite parameters (e.g. a fit's trial step of a parameter without a
+    positive transform). Used inside traced code, where a raise from a host callback ends the whole
+    compiled program (a fit, a batch); with NaN the shapes are NaN, the simulation stops with a
+    failure status and a fit rejects that trial step. Concrete input is validated, with the error
+    message, before any tracing (:func:`_build`)."""
+    try:
+        q = np.asarray(p, dtype=np.float64)
+        if not (np.all(q >= 0) and np.all(np.isfinite(q[[0, 1, 2, 7, 8]]))):  # NaN fails both
+            raise ValueError("negative or non-finite parameters")
+        return _host_roots(p, n, theory, s_max)
+    except ValueError:
+        return np.full(n, np.nan)
+
+
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
 def _roots(n, theory, s_max, p):
-    """s [n] (traceable): a host callback for the value, the implicit-function JVP below."""
+    """s [n] (traceable): a host callback for the value (NaN where the equation has no valid
+    roots, :func:`_host_roots_or_nan`), the implicit-function JVP below."""
     out = jax.ShapeDtypeStruct((n,), p.dtype)
-    host = lambda q: _host_roots(q, n, theory, s_max).astype(q.dtype)  # noqa: E731
+    host = lambda q: np.asarray(_host_roots_or_nan(q, n, theory, s_max), dtype=q.dtype)  # noqa: E731
     return jax.pure_callback(host, out, p, vmap_method="sequential")
 
 
@@ -458,8 +475,9 @@ def elastic_modes(n: int, *, L, EI, rhoA, k_rot_root=np.inf, k_lat_root=np.inf, 
 
     Every float argument may be a JAX value: under ``jit``/``grad``/``vmap`` the returned
     coefficients are differentiable functions of them (implicit-function roots). Validation
-    runs when the values are concrete; inside ``jit`` a failing root search raises from the host
-    callback.
+    runs when the values are concrete (ValueError); inside ``jit`` parameters without valid roots
+    give NaN frequencies and shapes (a simulation with them fails with a status, a fit rejects
+    the step) instead of a raise that would end the compiled program.
     """
     kw = dict(EI=EI, rhoA=rhoA, L=L, k_rot_root=k_rot_root, k_lat_root=k_lat_root, k_rot_tip=k_rot_tip,
               k_lat_tip=k_lat_tip, tip_mass=tip_mass, tip_inertia=tip_inertia, kAG=kAG, rhoI=rhoI)  # fmt: skip

@@ -257,6 +257,33 @@ def test_rigid_springs_have_zero_gradient_and_vmap_jit():
         np.testing.assert_allclose(jax.jacfwd(ft)(tim[k]), fd, rtol=1e-7)
 
 
+@pytest.mark.slow  # compiles an LM program: 15-18 s on the loaded 2 cores (fast subset is at its limit)
+def test_no_roots_inside_jit_give_nan_and_a_fit_rejects_that_trial_step():
+    """Traced parameters the frequency equation cannot serve (a negative spring, nearly a
+    mechanism) give NaN, not a raise from the host callback that would end the compiled program;
+    eagerly the same values raise. Levenberg–Marquardt (optimistix, BestSoFar) on the frequencies
+    in physical units from the near-clamp k = 1e4 tries negative springs on the way (NaN loss:
+    ``accept = f_diff <= c·predicted`` is False, the step shrinks) and still reaches k = 80."""
+    om = lambda k, m=HUB["tip_mass"]: elastic_frequencies(3, **dict(HUB, k_rot_root=k, tip_mass=m))  # noqa: E731
+    f = jax.jit(om)
+    assert np.all(np.isfinite(f(80.0)))
+    assert np.all(np.isnan(f(-5.0))) and np.all(np.isnan(f(80.0, 1e8)))
+    with pytest.raises(ValueError, match="nearly a mechanism"):
+        om(80.0, 1e8)
+    optx = pytest.importorskip("optimistix")
+    target, trials = f(80.0), []
+
+    def r(theta, _):
+        jax.debug.callback(lambda x: trials.append(float(x)), theta[0])
+        return om(100.0 * theta[0]) / target - 1.0
+
+    solver = optx.BestSoFarLeastSquares(optx.LevenbergMarquardt(rtol=1e-10, atol=1e-10))
+    sol = optx.least_squares(r, solver, jnp.array([100.0]), max_steps=100, throw=False)
+    assert min(trials) < 0  # trial points without roots were evaluated (measured: 5 of 35)
+    assert sol.result == optx.RESULTS.successful
+    np.testing.assert_allclose(100.0 * sol.value[0], 80.0, rtol=1e-9)
+
+
 def test_float32():
     w32 = elastic_frequencies(3, **{k: np.float32(v) for k, v in HUB.items()})
     assert w32.dtype == jnp.float32
