@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -57,26 +56,6 @@ def parse(argv=None):
     return p.parse_args(argv)
 
 
-def _stats(xs):
-    xs = sorted(xs)
-    return {"median": statistics.median(xs), "min": xs[0], "max": xs[-1], "rounds": len(xs)}
-
-
-def interleave(entries, rounds, seed=0):
-    """``entries[name] = (fn, divisor)``: per round (shuffled) time one call; µs per unit."""
-    samples = {k: [] for k in entries}
-    rng = random.Random(seed)
-    for _ in range(rounds):
-        order = list(entries)
-        rng.shuffle(order)
-        for k in order:
-            fn, div = entries[k]
-            t0 = time.perf_counter()
-            fn()
-            samples[k].append((time.perf_counter() - t0) / div * 1e6)
-    return {k: _stats(v) for k, v in samples.items()}
-
-
 def child(a) -> dict:
     sys.argv = [sys.argv[0], "--quick"]  # bench_s0 parses its own arguments on import
     sys.path.insert(0, str(HERE))
@@ -86,7 +65,7 @@ def child(a) -> dict:
     import jax.numpy as jnp
     import mujoco
     import numpy as np
-    from harness import CompileEvents, loadavg, mj_set, mj_state
+    from harness import CompileEvents, interleave, loadavg, mj_set, mj_state
     from mujoco import rollout as mj_rollout
 
     import diffsim as ds
@@ -171,7 +150,7 @@ def child(a) -> dict:
           "mujoco mj_step RK4 loop from Python (per eval)": (mj_py_rk4, 4 * a.steps)}
     for k, (f, _) in mj.items():
         f()
-    res["times_us"] = interleave({**ent_b, **ent_c, **ent_g, **mj}, a.rounds, seed=1)
+    res["times_us"] = interleave({**ent_b, **ent_c, **ent_g, **mj}, a.rounds, 0.0, seed=1)  # one call per entry and round
     ro.close()
     T = res["times_us"]
     for stat in ("median", "min"):
