@@ -213,6 +213,13 @@ class Residuals(eqx.Module):
         return jnp.concatenate([r for r, _ in per]), per
 
 
+def _data_tangent(res: Residuals, theta, data, t_data):
+    """``(∂r/∂ȳ) t_ȳ`` — the data enter the residuals linearly; absent tangents are zeros."""
+    zero = jax.tree_util.tree_map(jnp.zeros_like, data)
+    t_data = jax.tree_util.tree_map(lambda z, t: z if t is None else t, zero, t_data, is_leaf=lambda x: x is None)
+    return jax.jvp(lambda d: res.evaluate(theta, d)[0], (data,), (t_data,))[1]
+
+
 @eqx.filter_custom_jvp
 def _fd_residuals(theta, res: Residuals, data):
     return res.evaluate(theta, data)[0]
@@ -230,10 +237,7 @@ def _fd_residuals_jvp(primals, tangents):
         up, down = res.evaluate(theta + _FD_STEP * t_theta, data)[0], res.evaluate(theta - _FD_STEP * t_theta, data)[0]
         t_r = t_r + (up - down) / (2.0 * _FD_STEP)
     if t_data is not None:
-        zero = jax.tree_util.tree_map(jnp.zeros_like, data)
-        t_data = jax.tree_util.tree_map(lambda z, t: z if t is None else t, zero, t_data,
-                                        is_leaf=lambda x: x is None)
-        t_r = t_r + jax.jvp(lambda d: res.evaluate(theta, d)[0], (data,), (t_data,))[1]
+        t_r = t_r + _data_tangent(res, theta, data, t_data)
     return r, t_r
 
 
@@ -261,10 +265,7 @@ def _dense_residuals_jvp(primals, tangents):
     J, r = jax.jacfwd(r_of, has_aux=True)(theta)
     t_r = jnp.zeros_like(r) if t_theta is None else J @ t_theta
     if t_data is not None:
-        zero = jax.tree_util.tree_map(jnp.zeros_like, data)
-        t_data = jax.tree_util.tree_map(lambda z, t: z if t is None else t, zero, t_data,
-                                        is_leaf=lambda x: x is None)
-        t_r = t_r + jax.jvp(lambda d: res.evaluate(theta, d)[0], (data,), (t_data,))[1]
+        t_r = t_r + _data_tangent(res, theta, data, t_data)
     return r, t_r
 
 

@@ -27,7 +27,22 @@ class PlanStatus(enum.IntEnum):
     FAILED = 2
 
 
-class Plan(eqx.Module):
+class AbstractOutcome(eqx.Module):
+    """How a plan's solve ended, as every plan reports it: ``status``, a :class:`PlanStatus` code."""
+
+    status: eqx.AbstractVar[jax.Array]
+
+    @property
+    def message(self) -> str:
+        """The status as text (concrete plans only)."""
+        return PlanStatus(int(self.status)).name.lower()
+
+    @property
+    def converged(self):
+        return self.status == PlanStatus.CONVERGED
+
+
+class Plan(AbstractOutcome):
     """A planned trajectory (a pytree: works as the output of ``jit``/``vmap``).
 
     t [N+1]: the grid ``t0 + k dt`` [s]; tau [N, nv]: the generalised forces held over each step
@@ -53,14 +68,6 @@ class Plan(eqx.Module):
         """The driven torques ``u`` [N, nu] (``tau`` at the actuated coordinates)."""
         return self.tau[..., np.asarray(self.problem.actuated, dtype=np.int32)]
 
-    @property
-    def message(self) -> str:
-        """The status as text (concrete plans only)."""
-        return PlanStatus(int(self.status)).name.lower()
-
-    @property
-    def converged(self):
-        return self.status == PlanStatus.CONVERGED
 
 
 def make_plan(problem: Problem, us, qs, vs, cost, iterations, status, history, method) -> Plan:

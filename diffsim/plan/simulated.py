@@ -37,11 +37,11 @@ from .._util import is_concrete
 from ..simulation.simulate import simulate
 from ..simulation.system import System, get_param, param_names, set_params
 from ..simulation.trajectory import Trajectory
-from .result import PlanStatus
+from .result import AbstractOutcome
 from .shooting import minimise_lbfgs
 
 
-class SystemPlan(eqx.Module):
+class SystemPlan(AbstractOutcome):
     """The result of :func:`solve_system` (a pytree).
 
     params: ``{name: value}`` at the optimum (each of its parameter's shape); theta [n]: the same
@@ -57,14 +57,6 @@ class SystemPlan(eqx.Module):
     iterations: jax.Array
     status: jax.Array
     cost_history: jax.Array
-
-    @property
-    def message(self) -> str:
-        return PlanStatus(int(self.status)).name.lower()
-
-    @property
-    def converged(self):
-        return self.status == PlanStatus.CONVERGED
 
 
 def onset_time(traj: Trajectory, n: int, pair: int = 0):
