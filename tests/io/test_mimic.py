@@ -290,6 +290,7 @@ def test_massless_mimic_subtree_accepted_when_the_group_moves_mass():
         ds.load_urdf(src.replace('<mimic joint="f1" multiplier="-1"/>', ""))
 
 
+@pytest.mark.slow  # 12 s here (compiles the Lagrange formulations)
 def test_papers_formulations_honour_the_coupling():
     """The papers' formulations on a mimic model (the tiny arm on a fixed base) give the coupled
     acceleration (Gauss's principle applied to their free-tree result), equal to the default's;
@@ -312,6 +313,7 @@ def test_papers_formulations_honour_the_coupling():
     assert ran >= 2
 
 
+@pytest.mark.slow  # 8 s here (compiles an LCP step)
 def test_lcp_impulse_keeps_the_coupling():
     """A velocity-level LCP step with an impact on a two-link arm whose second joint mimics the
     first: the impulse acts through ``G (Gᵀ M G)⁻¹ Gᵀ Wᵀ``, so after the step the mimic rate is
