@@ -38,11 +38,9 @@ from .rnea import inverse_dynamics_rigid
 #: How rigid trees are swept by :func:`forward_dynamics`: ``"per_body"`` (one body at a time,
 #: :mod:`.aba`) or all bodies of one depth batched (:mod:`.levels`), the small products as dot
 #: kernels (``"levels"``), as multiply-and-sum (``"levels_reduce"``) or written out
-#: (``"levels_unrolled"``). All give the same accelerations to rounding; the default stays
-#: ``"per_body"``: with ``"levels"`` the reverse-mode derivative of a simulation with respect to
-#: a joint's Coulomb ``frictionloss`` is wrong (tests/simulation/test_system.py, −0.39 vs central
-#: differences 0.52), not yet diagnosed.
-RIGID_SCHEDULE = "per_body"
+#: (``"levels_unrolled"``). All give the same accelerations and derivatives to rounding; the
+#: default is ``"levels"``, chosen by ``benchmarks/bench_speed.py`` (README, "Core speed").
+RIGID_SCHEDULE = "levels"
 RIGID_SCHEDULES = {"per_body": forward_dynamics_aba, "levels": forward_dynamics_levels("dot"),
                    "levels_reduce": forward_dynamics_levels("reduce"),
                    "levels_unrolled": forward_dynamics_levels("unrolled")}
