@@ -37,6 +37,7 @@ from .dynamics import (
 )
 from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco
 from .loads import Loads, PointForce, TimeSeries, point_force, site_force
+from .model.actuation import Actuation, ActuationError, actuation
 from .model import (
     Beam,
     FlexBody,
@@ -78,6 +79,8 @@ __all__ = [
     "HHT",
     "RK4",
     "AccelerationLCP",
+    "Actuation",
+    "ActuationError",
     "Beam",
     "ContactPoint",
     "FlexBody",
@@ -102,6 +105,7 @@ __all__ = [
     "Topology",
     "Trajectory",
     "VelocityLCP",
+    "actuation",
     "angular_momentum",
     "beam",
     "beams",

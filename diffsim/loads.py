@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .dynamics.kinematics import body_velocities, forward_kinematics
+from .model.actuation import Actuation, actuation
 from .model.model import Model
 
 
@@ -105,24 +106,44 @@ def site_force(model: Model, site: str, force, frame: str = "local") -> PointFor
 
 class Loads(eqx.Module):
     """Everything applied to the model: generalised forces ``tau`` (a signal, [nv]: joint
-    torques, and for a free joint the base wrench ``[F; M]`` in the base frame) and point
-    forces."""
+    torques, and for a free joint the base wrench ``[F; M]`` in the base frame), point forces,
+    and the controls ``ctrl`` (a signal, [nu]) of the model's actuators through ``actuation``
+    (:func:`diffsim.actuation`; added to ``tau``)."""
 
     tau: Any = None
     forces: tuple = ()
+    ctrl: Any = None
+    actuation: Actuation | None = None
 
-    def __init__(self, tau=None, forces: Sequence[PointForce] = ()):
+    def __init__(self, tau=None, forces: Sequence[PointForce] = (), ctrl=None, actuation: Actuation | None = None):
         self.tau = tau
         self.forces = tuple(forces)
+        if ctrl is not None and actuation is None:
+            raise ValueError("ctrl needs the model's actuation (diffsim.actuation(model)); System and rollout "
+                             "build it from the model when given ctrl=")
+        self.ctrl = ctrl
+        self.actuation = actuation if ctrl is not None else None
 
-    def evaluate(self, model: Model, t, q, v):
-        """``(tau [nv], f_ext [nb, 6])`` with ``f_ext`` in body coordinates at body origins."""
+    @property
+    def active(self) -> bool:
+        """Whether anything is applied (static)."""
+        return self.tau is not None or bool(self.forces) or self.ctrl is not None
+
+    def generalized(self, model: Model, t, q, v):
+        """``tau`` plus the actuators' generalised force of ``ctrl`` [nv]."""
         tau = jnp.zeros(model.nv, model.dtype)
         if self.tau is not None:
             u = evaluate_signal(self.tau, t, q, v)
             if u.shape != (model.nv,):
                 raise ValueError(f"tau must evaluate to shape ({model.nv},) (one entry per velocity), got {u.shape}")
             tau = tau + u
+        if self.ctrl is not None:
+            tau = tau + self.actuation(evaluate_signal(self.ctrl, t, q, v), q, v)
+        return tau
+
+    def evaluate(self, model: Model, t, q, v):
+        """``(tau [nv], f_ext [nb, 6])`` with ``f_ext`` in body coordinates at body origins."""
+        tau = self.generalized(model, t, q, v)
         if not self.forces:
             return tau, None
         kin = forward_kinematics(model, q) if any(pf.frame == "world" for pf in self.forces) else None
@@ -146,10 +167,10 @@ class Loads(eqx.Module):
 
 
     def power(self, model: Model, t, q, v):
-        """Mechanical power ``Σ F · ẋ`` of the point forces plus ``τ · v`` [W]."""
+        """Mechanical power ``Σ F · ẋ`` of the point forces plus ``τ · v`` [W] (τ with the actuators')."""
         P = jnp.zeros((), model.dtype)
-        if self.tau is not None:
-            P = P + jnp.dot(evaluate_signal(self.tau, t, q, v), v)
+        if self.tau is not None or self.ctrl is not None:
+            P = P + jnp.dot(self.generalized(model, t, q, v), v)
         if not self.forces:
             return P
         kin = forward_kinematics(model, q) if any(pf.frame == "world" for pf in self.forces) else None
@@ -161,11 +182,12 @@ class Loads(eqx.Module):
         return P
 
 
-def as_loads(tau=None, forces=(), loads: Loads | None = None) -> Loads:
+def as_loads(tau=None, forces=(), loads: Loads | None = None, ctrl=None, model: Model | None = None) -> Loads:
+    """``loads``, or the loads of ``tau``/``forces``/``ctrl`` (``ctrl`` through ``actuation(model)``)."""
     if loads is not None:
-        if tau is not None or forces:
-            raise ValueError("give either loads= or tau=/forces=, not both")
+        if tau is not None or forces or ctrl is not None:
+            raise ValueError("give either loads= or tau=/forces=/ctrl=, not both")
         return loads
-    return Loads(tau=tau, forces=forces)
+    return Loads(tau=tau, forces=forces, ctrl=ctrl, actuation=None if ctrl is None else actuation(model))
 
 

@@ -28,6 +28,7 @@ class RawJoint:
     stiffness: float = 0.0  # joint spring K (hinge / slide)
     springref: float = 0.0  # its rest position (rad / m)
     ref: float = 0.0  # MuJoCo's qpos0: the joint coordinate at which the body has its file placement
+    actfrcrange: tuple | None = None  # MuJoCo's actuatorfrcrange when limited
 
 
 @dataclasses.dataclass
@@ -149,6 +150,8 @@ def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actu
                            friction_width=friction_width, stiffness=j.stiffness, springref=j.springref, origin=f"{what} {bd.where if last else j.where}")
                 if j.range is not None:
                     b.add_joint_limit(jname, *j.range)
+                if j.actfrcrange is not None:
+                    b.add_actuator_force_range(jname, *j.actfrcrange)
                 prev = bname
             shift[i] = np.asarray(joints[-1].pos, float)
         for s in bd.sites:

@@ -24,7 +24,7 @@ Kept as data, not simulated (one :class:`~diffsim.io.xml.UnsimulatedWarning` per
 geom in ``model.geoms`` (contact geometry; contacts are not made from file geometry), joint
 ranges (``limited="true"``, or ``range`` with ``autolimits``) in ``model.joint_limits`` (not
 enforced; limits on free joints are ignored, as MuJoCo does), ``<actuator>`` elements in
-``model.actuators`` (not applied: pass joint torques ``tau``) and tendons without passive forces
+``model.actuators`` (applied with ``ctrl=``: :func:`diffsim.actuation`) and tendons without passive forces
 or limits in ``model.tendons`` (they exert no force: actuator transmissions only).
 
 Ignored (no effect on the smooth dynamics): ``visual``, ``asset``, ``statistic``, ``size``,
@@ -397,8 +397,15 @@ class _MJCFParser:
                     "velocity": ((kv, 0.0, 0.0), (0.0, 0.0, -kv)),
                 }.get(el.tag, (tuple(floats(a.get("gainprm", "1"), 3, w, "gainprm", allow_fewer=True)),
                                tuple(floats(a.get("biasprm", "0"), 3, w, "biasprm", allow_fewer=True))))
+                types = {"gaintype": "fixed", "biastype": "none" if el.tag == "motor" else "affine", "dyntype": "none"}
+                if el.tag == "general":
+                    types = {k: a.get(k, "none" if k != "gaintype" else "fixed") for k in types}
+                elif el.tag == "position" and float(floats(a.get("timeconst", "0"), 1, w, "timeconst")[0]) > 0:
+                    types["dyntype"] = "filterexact"
+                if el.tag == "position" and float(floats(a.get("dampratio", "0"), 1, w, "dampratio")[0]) != 0:
+                    types["biastype"] = "dampratio (kv from the joint's reflected inertia)"
                 out.append(Actuator(a.get("name"), el.tag, trn[0], a[trn[0]], gear, rng("ctrlrange", "ctrllimited"),
-                                    rng("forcerange", "forcelimited"), tuple(gain), tuple(bias)))
+                                    rng("forcerange", "forcelimited"), tuple(gain), tuple(bias), **types))
         return out
 
     def _children(self, el, index, frame, bodies, site_lists, world=False):
@@ -514,8 +521,14 @@ class _MJCFParser:
             if n < _MJEPS:
                 raise ModelError(f"MJCF {w}: joint axis is zero")
             axis = axis / n
+        afr = None
+        alim = a.get("actuatorfrclimited", "auto")
+        if alim == "true" or (alim == "auto" and "actuatorfrcrange" in a and self.autolimits):
+            afr = tuple(float(x) for x in floats(a.get("actuatorfrcrange", "0 0"), 2, w, "actuatorfrcrange"))
+            if afr[0] > afr[1]:
+                raise ModelError(f"MJCF {w}: actuatorfrcrange {a.get('actuatorfrcrange')!r} has lower > upper")
         return RawJoint(kind, a.get("name"), pos, axis, float(damping[0]), armature, w, jrange, frictionloss,
-                        float(stiff[0]), springref if kind in ("hinge", "slide") else 0.0, ref)
+                        float(stiff[0]), springref if kind in ("hinge", "slide") else 0.0, ref, afr)
 
     def _inertial(self, el, frame):
         w = self.doc.where(el)

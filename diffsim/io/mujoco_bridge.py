@@ -34,6 +34,16 @@ _MJ_KIND = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}  # mjtJoint
 _GEOM_TYPES = {0: "plane", 1: "hfield", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box",
                7: "mesh", 8: "sdf"}  # mjtGeom
 _TRN = {0: "joint", 1: "jointinparent", 2: "slidercrank", 3: "tendon", 4: "site", 5: "body"}  # mjtTrn
+_GAIN = {0: "fixed", 1: "affine", 2: "muscle", 3: "user"}  # mjtGain
+_BIAS = {0: "none", 1: "affine", 2: "muscle", 3: "user"}  # mjtBias
+_DYN = {0: "none", 1: "integrator", 2: "filter", 3: "filterexact", 4: "muscle", 5: "user"}  # mjtDyn
+
+
+def _actuator_extras(m, a) -> str:
+    """MuJoCo 4's actuator-side damping, armature and delay, named (``actuation`` refuses them), or ''."""
+    out = [f"{k} {float(np.max(np.abs(getattr(m, 'actuator_' + k)[a])))}" for k in ("damping", "armature", "delay")
+           if hasattr(m, "actuator_" + k) and np.any(getattr(m, "actuator_" + k)[a])]
+    return ", ".join(out)
 
 
 def _name(mujoco, m, objtype, i):
@@ -113,7 +123,8 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
                 0.0 if no_friction else float(m.dof_frictionloss[d0]),
                 0.0 if no_spring else float(m.jnt_stiffness[j]),
                 float(m.qpos_spring[int(m.jnt_qposadr[j])]) if kind in ("hinge", "slide") else 0.0,
-                float(m.qpos0[int(m.jnt_qposadr[j])]) if kind in ("hinge", "slide") else 0.0))
+                float(m.qpos0[int(m.jnt_qposadr[j])]) if kind in ("hinge", "slide") else 0.0,
+                tuple(float(x) for x in m.jnt_actfrcrange[j]) if m.jnt_actfrclimited[j] else None))
         Ri = quat_to_rot(m.body_iquat[b])
         mass = float(m.body_mass[b])
         # MuJoCo copies the body pos into ipos when a body has no mass at all: meaningless
@@ -149,15 +160,18 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
                 _name(mujoco, m, OBJ.mjOBJ_SITE if int(m.wrap_type[i]) == 3 else OBJ.mjOBJ_GEOM, int(m.wrap_objid[i]))
                 or "pulley" for i in wraps)))
     actuators = []
+    no_clamp = bool(m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL)
     for a in range(m.nu):
         trn = _TRN.get(int(m.actuator_trntype[a]), str(int(m.actuator_trntype[a])))
         tid = int(m.actuator_trnid[a][0])
         target = _name(mujoco, m, trn_obj[trn], tid) if trn in trn_obj else None
         actuators.append(Actuator(
             _name(mujoco, m, OBJ.mjOBJ_ACTUATOR, a), "general", trn, target, tuple(float(x) for x in m.actuator_gear[a]),
-            tuple(float(x) for x in m.actuator_ctrlrange[a]) if m.actuator_ctrllimited[a] else None,
+            tuple(float(x) for x in m.actuator_ctrlrange[a]) if m.actuator_ctrllimited[a] and not no_clamp else None,
             tuple(float(x) for x in m.actuator_forcerange[a]) if m.actuator_forcelimited[a] else None,
-            tuple(float(x) for x in m.actuator_gainprm[a][:3]), tuple(float(x) for x in m.actuator_biasprm[a][:3])))
+            tuple(float(x) for x in m.actuator_gainprm[a][:3]), tuple(float(x) for x in m.actuator_biasprm[a][:3]),
+            _GAIN.get(int(m.actuator_gaintype[a]), "user"), _BIAS.get(int(m.actuator_biastype[a]), "user"),
+            _DYN.get(int(m.actuator_dyntype[a]), "user") if not _actuator_extras(m, a) else _actuator_extras(m, a)))
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
     model = assemble(bodies, gravity, dtype, world_geoms=world_geoms, actuators=actuators, what="MjModel",
                      friction_width=friction_width, tendons=tendons)

@@ -138,11 +138,10 @@ def warn_unsimulated(model, what: str, stacklevel: int = 3):
         parts.append(f"{len(model.joint_limits)} joint ranges in model.joint_limits are not enforced")
     if model.tendons:
         parts.append(f"{len(model.tendons)} tendons in model.tendons exert no force (actuator transmissions only)")
-    if model.actuators:
-        parts.append(f"{len(model.actuators)} actuators in model.actuators are not applied (pass joint torques tau)")
     if parts:
         warnings.warn(f"{what}: kept as data, not simulated: " + "; ".join(parts), UnsimulatedWarning, stacklevel=stacklevel)
 
 
 class UnsimulatedWarning(UserWarning):
-    """A file describes something (geoms, limits, actuators, tendons) that the loaded model keeps as data only."""
+    """A file describes something (geoms, limits, tendons) that the loaded model keeps as data only
+    (actuators are applied when a simulation is given ``ctrl=``, :func:`diffsim.actuation`)."""

@@ -13,7 +13,7 @@ import numpy as np
 from .flexbody import FlexBody
 from .joints import NV, USES_AXIS, JointType
 from .mimic import Mimic
-from .model import Actuator, Geom, JointLimit, Model, Tendon
+from .model import Actuator, ActuatorForceRange, Geom, JointLimit, Model, Tendon
 from .rotations import quat_to_rot, rot_to_quat
 from .topology import Topology
 
@@ -183,6 +183,7 @@ class ModelBuilder:
         self._limits: list[JointLimit] = []
         self._actuators: list[Actuator] = []
         self._tendons: list[Tendon] = []
+        self._force_ranges: list[ActuatorForceRange] = []
         self._mimics: list[tuple] = []
         self.gravity = _vec(gravity, (3,), "gravity", "model")
 
@@ -308,8 +309,16 @@ class ModelBuilder:
         self._limits.append(JointLimit(joint, lower, upper, False))
         return self
 
+    def add_actuator_force_range(self, joint: str, lower: float, upper: float):
+        """Clamp the actuators' total generalised force on a 1-DoF joint to ``[lower, upper]``
+        (MuJoCo's joint ``actuatorfrcrange``)."""
+        if not lower <= upper:
+            raise ModelError(f"actuator force range of joint {joint!r}: lower {lower} > upper {upper}")
+        self._force_ranges.append(ActuatorForceRange(joint, float(lower), float(upper)))
+
     def add_actuator(self, actuator: Actuator):
-        """Keep an actuator as data (``Model.actuators``; not applied: pass ``tau``)."""
+        """Add an actuator (``Model.actuators``; applied by :func:`diffsim.actuation` when a simulation
+        is given ``ctrl=``)."""
         self._actuators.append(actuator)
         return self
 
@@ -485,6 +494,7 @@ class ModelBuilder:
             geoms=tuple(self._geoms),
             joint_limits=tuple(self._limits),
             actuators=tuple(self._actuators),
+            actuator_force_ranges=tuple(self._force_ranges),
             tendons=tuple(self._tendons),
             mimic=mimic,
         )

@@ -39,12 +39,23 @@ class JointLimit(NamedTuple):
     enforced: bool = False
 
 
+class ActuatorForceRange(NamedTuple):
+    """MuJoCo's joint ``actuatorfrcrange`` (``Model.actuator_force_ranges``; URDF effort limits as
+    MuJoCo imports them): the actuators' total generalised force on the joint is clamped to
+    ``[lower, upper]`` (N m or N) by :func:`diffsim.actuation`."""
+
+    joint: str
+    lower: float
+    upper: float
+
+
 class Actuator(NamedTuple):
     """An actuator read from a file (``Model.actuators``), kept as data: MuJoCo's ``kind``
     (``motor``/``position``/``velocity``/``general``/… or ``effort`` for a URDF effort limit),
     transmission ``trntype`` (``joint``/``tendon``/``site``/…) and its ``target`` name,
-    ``gear`` (6), ``ctrlrange``/``forcerange`` (``None`` when unlimited) and MuJoCo's
-    ``gainprm``/``biasprm`` (the first 3 entries)."""
+    ``gear`` (6), ``ctrlrange``/``forcerange`` (``None`` when unlimited), MuJoCo's
+    ``gainprm``/``biasprm`` (the first 3 entries) and its ``gaintype``/``biastype``/``dyntype``.
+    Applied by :func:`diffsim.actuation` (controls to generalised forces)."""
 
     name: str | None
     kind: str
@@ -55,6 +66,9 @@ class Actuator(NamedTuple):
     forcerange: tuple | None
     gainprm: tuple = ()
     biasprm: tuple = ()
+    gaintype: str = "fixed"
+    biastype: str = "affine"
+    dyntype: str = "none"
 
 
 class Tendon(NamedTuple):
@@ -104,6 +118,7 @@ class Model(eqx.Module):
     mimic: Mimic | None = None
     geoms: tuple = eqx.field(static=True, default=())
     joint_limits: tuple = eqx.field(static=True, default=())
+    actuator_force_ranges: tuple = eqx.field(static=True, default=())
     actuators: tuple = eqx.field(static=True, default=())
     tendons: tuple = eqx.field(static=True, default=())
 

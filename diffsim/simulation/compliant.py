@@ -57,7 +57,7 @@ def _vector_field(t, y, args):
     mem, phase = (m, None) if contact.mode == "smooth" else memory
     cf = contact.forces(model, qn, v, mem, z, phase)
     vdot = dynamics(model, qn, v, tau + cf.Q, f_ext)
-    P_applied = loads.power(model, t, qn, v) if (loads.tau is not None or loads.forces) else jnp.zeros((), v.dtype)
+    P_applied = loads.power(model, t, qn, v) if loads.active else jnp.zeros((), v.dtype)
     Wdot = jnp.stack([-dissipated_power(model, qn, v), cf.power_n, cf.power_t, P_applied])
     mdot = contact.memory_rate(cf.delta, cf.delta_dot, m) if contact.mode == "smooth" else jnp.zeros_like(m)
     wdot = None if integrand is None else jnp.asarray(integrand(t, qn, v))

@@ -44,7 +44,7 @@ def rk4_step(model: Model, loads: Loads, t, q, v, dt, dynamics: AbstractDynamics
     return normalize(model, q + dt * dq), v + dt * dv
 
 
-def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), loads: Loads | None = None,
+def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), ctrl=None, loads: Loads | None = None,
             dynamics=None, save_every: int = 1, checkpoint: int | bool = False) -> Trajectory:
     """The state at the ``n_steps + 1`` grid times ``t0 + k dt`` by classical RK4, as a
     :class:`Trajectory` (``t`` [T], ``q`` [T, nq], ``v`` [T, nv]; ``status`` ``NONFINITE`` if the
@@ -52,7 +52,7 @@ def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), 
 
     ``rollout(system, dt, n_steps)`` steps a :class:`System` (its model, initial state, loads,
     dynamics and ``t0``); ``rollout(model, q0, v0, dt, n_steps, *, t0, tau, forces, loads,
-    dynamics)`` is the same from the pieces. Loads as in :func:`diffsim.simulate` (``tau`` may be a
+    dynamics)`` is the same from the pieces. Loads as in :func:`diffsim.simulate` (``tau`` or ``ctrl`` may be a
     callable of ``(t, q, v)`` or a :class:`diffsim.TimeSeries`, e.g. a control sequence being
     optimised). Works under ``jit``, ``vmap`` and ``grad``; ``n_steps`` is static.
 
@@ -75,7 +75,8 @@ def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), 
     The saved states do not depend on ``save_every`` or ``checkpoint``: they are bit-identical to
     the corresponding rows of the default rollout (gradients with ``checkpoint`` agree to rounding)."""
     if isinstance(system, System):
-        if len(args) > 2 or tau is not None or forces or loads is not None or dynamics is not None or t0 is not None:
+        if (len(args) > 2 or tau is not None or forces or ctrl is not None or loads is not None or dynamics is not None
+                or t0 is not None):
             raise TypeError("rollout(system, dt, n_steps) takes the loads, dynamics and t0 from the system")
         dt = args[0] if args else dt
         n_steps = args[1] if len(args) > 1 else n_steps
@@ -91,7 +92,7 @@ def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), 
         q0, v0 = jnp.asarray(q0, dtype), jnp.asarray(v0, dtype)
         if q0.shape != (model.nq,) or v0.shape != (model.nv,):
             raise ValueError(f"q0, v0 must have shapes ({model.nq},), ({model.nv},); got {q0.shape}, {v0.shape}")
-        ld, dyn = as_loads(tau, forces, loads), as_dynamics(dynamics)
+        ld, dyn = as_loads(tau, forces, loads, ctrl, model), as_dynamics(dynamics)
         t0 = 0.0 if t0 is None else t0
     else:
         raise TypeError(f"rollout expects a diffsim System or Model, got {type(system).__name__}")

@@ -102,7 +102,9 @@ class System(eqx.Module):
         model: the multibody model.
         q0, v0: initial configuration [nq] and velocity [nv] (default: the neutral configuration
             and rest).
-        loads: a :class:`diffsim.Loads` (or give ``tau=`` / ``forces=``).
+        loads: a :class:`diffsim.Loads` (or give ``tau=`` / ``forces=`` / ``ctrl=``: the controls
+            [nu] of the model's actuators, a signal like ``tau``, applied through
+            :func:`diffsim.actuation`).
         contact: a compliant :class:`diffsim.contact.Contact` or a rigid
             :class:`diffsim.complementarity.RigidContact`.
         prescribed: joints with imposed motion (:func:`diffsim.prescribe`).
@@ -139,7 +141,7 @@ class System(eqx.Module):
     integrals: Callable | None = eqx.field(static=True)
     options: Options
 
-    def __init__(self, model: Model, q0=None, v0=None, *, loads: Loads | None = None, tau=None, forces=(),
+    def __init__(self, model: Model, q0=None, v0=None, *, loads: Loads | None = None, tau=None, forces=(), ctrl=None,
                  contact=None, prescribed=None, dynamics=None, solver="tsit5", controller=None,
                  rtol: float = 1e-8, atol: float = 1e-8, t0=0.0, t1=1.0, saveat=101, integrals=None,
                  options: Options | None = None, **option_fields):
@@ -155,7 +157,7 @@ class System(eqx.Module):
             raise ValueError(f"v0 must have shape ({model.nv},) for this model, got {self.v0.shape}")
         if is_concrete(self.q0, self.v0) and not (np.all(np.isfinite(self.q0)) and np.all(np.isfinite(self.v0))):
             raise ValueError("q0/v0 are not finite")
-        self.loads = as_loads(tau, forces, loads)
+        self.loads = as_loads(tau, forces, loads, ctrl, model)
         if contact is not None and not isinstance(contact, (Contact, RigidContact)):
             raise TypeError("contact must be a compliant contact (diffsim.compliant_contact(...)) or rigid contacts "
                             f"(diffsim.rigid_contact(...)), got {type(contact).__name__}")

@@ -1,0 +1,167 @@
+"""Actuators: controls ``u`` [nu] to generalised forces ``τ`` [nv] (``ds.actuation(model)``).
+
+MuJoCo's actuator model without activation dynamics (MuJoCo documentation, "Actuation model"),
+on joint and fixed-tendon transmissions:
+
+* length and velocity of actuator ``i``: ``l_i = Σ_j g_i c_ij q_j``, ``l̇_i = Σ_j g_i c_ij v_j``
+  (``g_i`` the first entry of its ``gear``; ``c_ij`` = 1 for its joint, the tendon's
+  coefficients for a fixed tendon), so the moment arm is ``∂l_i/∂q_j = g_i c_ij``;
+* control clamped to ``ctrlrange`` when limited; force
+  ``f_i = (a_0 + a_1 l_i + a_2 l̇_i) u_i + b_0 + b_1 l_i + b_2 l̇_i`` (``gainprm`` a, ``biasprm`` b;
+  a fixed gain keeps ``a_0`` only, bias ``none`` is zero), clamped to ``forcerange`` when limited;
+* generalised force ``τ_j = Σ_i (∂l_i/∂q_j) f_i``, clamped on a joint with an actuator force
+  range (MuJoCo's joint ``actuatorfrcrange``; MuJoCo's URDF import puts effort limits there).
+
+``motor`` is ``a = (1, 0, 0)``, ``b = 0``; ``position`` ``a = (k_p, 0, 0)``, ``b = (0, −k_p, −k_v)``;
+``velocity`` ``a = (k_v, 0, 0)``, ``b = (0, 0, −k_v)``; a URDF ``effort`` limit is a motor whose force
+is clamped to ``±effort``. Everything else (activation dynamics, ball/free-joint, site, slider-crank
+and spatial-tendon transmissions, user gains) is refused by :func:`actuation`, naming the
+actuator.
+
+The arrays of :class:`Actuation` are differentiable leaves (gains, biases, gears, ranges).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .joints import JointType
+from .model import Actuator, Model
+
+#: Actuator kinds (MJCF element names, and ``effort`` for a URDF effort limit) and the gain/bias
+#: they imply when the file gives none.
+KINDS = ("motor", "position", "velocity", "general", "effort")
+
+
+class ActuationError(ValueError):
+    """An actuator diffsim cannot apply (the message names it)."""
+
+
+class Actuation(eqx.Module):
+    """``u`` [nu] → ``τ`` [nv] for a model's actuators (module docstring): ``actuation(u, q, v)``.
+
+    Fields: ``moment`` [nu, nv] (``∂l/∂q`` in velocity coordinates), ``moment_q`` [nu, nq] (the
+    same on the configuration rows of the actuated 1-DoF joints), ``gain`` [nu, 3], ``bias``
+    [nu, 3], ``ctrl_lo/hi`` and ``force_lo/hi`` [nu], ``tau_lo/hi`` [nv] (±inf when unlimited),
+    ``names`` (static)."""
+
+    moment: jax.Array
+    moment_q: jax.Array
+    gain: jax.Array
+    bias: jax.Array
+    ctrl_lo: jax.Array
+    ctrl_hi: jax.Array
+    force_lo: jax.Array
+    force_hi: jax.Array
+    tau_lo: jax.Array
+    tau_hi: jax.Array
+    names: tuple = eqx.field(static=True)
+
+    @property
+    def nu(self) -> int:
+        return len(self.names)
+
+    def length(self, q, v):
+        """Actuator lengths ``l`` and velocities ``l̇`` [nu]."""
+        return self.moment_q @ q, self.moment @ v
+
+    def force(self, u, q, v):
+        """Actuator forces ``f`` [nu] (N or N m along the transmission), clamped as the ranges say."""
+        u = jnp.asarray(u)
+        if u.shape != (self.nu,):
+            raise ValueError(f"ctrl must have shape ({self.nu},) (actuators {list(self.names)}), got {u.shape}")
+        u = jnp.clip(u, self.ctrl_lo, self.ctrl_hi)
+        lq, lv = self.length(q, v)
+        f = (self.gain[:, 0] + self.gain[:, 1] * lq + self.gain[:, 2] * lv) * u
+        f = f + self.bias[:, 0] + self.bias[:, 1] * lq + self.bias[:, 2] * lv
+        return jnp.clip(f, self.force_lo, self.force_hi)
+
+    def __call__(self, u, q, v):
+        """Generalised force ``τ = (∂l/∂q)ᵀ f(u, q, v)`` [nv], clamped per joint (``tau_lo/hi``)."""
+        return jnp.clip(self.moment.T @ self.force(u, q, v), self.tau_lo, self.tau_hi)
+
+
+def _refuse(a: Actuator, why: str):
+    raise ActuationError(f"actuator {a.name or '(unnamed)'!r} ({a.kind} on {a.trntype} {a.target!r}): {why}")
+
+
+def _rows(model: Model, a: Actuator, gear: float):
+    """``(moment row [nv], moment row in q [nq])`` of one actuator's transmission."""
+    t = model.topology
+    mv, mq = np.zeros(model.nv), np.zeros(model.nq)
+    if a.trntype in ("joint", "jointinparent"):
+        joints = ((a.target, 1.0),)
+    elif a.trntype == "tendon":
+        tendon = next((td for td in model.tendons if td.name == a.target), None)
+        if tendon is None or tendon.kind != "fixed":
+            _refuse(a, "only fixed tendons (length Σ coef·q) are applied; a spatial tendon's length needs its "
+                       "path geometry")
+        joints = tendon.joints
+    else:
+        _refuse(a, f"{a.trntype} transmissions are not applied yet (joint and fixed-tendon transmissions are)")
+    for name, coef in joints:
+        try:
+            i = t.joint_index(name)
+        except KeyError:
+            _refuse(a, f"its joint {name!r} is not in the model (merged into a fixed joint?)")
+        if t.joint_types[i] not in (JointType.REVOLUTE, JointType.PRISMATIC):
+            _refuse(a, f"joint {name!r} is a {t.joint_types[i].name.lower()} joint; only hinge and slide "
+                       "joints are actuated (a ball or free joint's gear is a 6-vector)")
+        mv[t.v_slice(i).start] += gear * coef
+        mq[t.q_slice(i).start] += gear * coef
+    return mv, mq
+
+
+def actuation(model: Model, dtype=None) -> Actuation:
+    """The :class:`Actuation` of ``model.actuators`` (read from MJCF ``<actuator>``, an MjModel,
+    or URDF effort limits), in their order. Raises :class:`ActuationError` for an actuator it
+    cannot apply and ``ValueError`` when the model has none."""
+    acts = tuple(model.actuators)
+    if not acts:
+        raise ValueError("this model has no actuators (MJCF <actuator>, URDF <limit effort>, or "
+                         "ModelBuilder.add_actuator); apply generalised forces with tau= instead")
+    rows, rows_q, gains, biases, clo, chi, flo, fhi = [], [], [], [], [], [], [], []
+    for a in acts:
+        if a.kind not in KINDS:
+            _refuse(a, f"unknown kind (use one of {KINDS})")
+        if a.dyntype != "none":
+            _refuse(a, f"activation dynamics or actuator-side terms ({a.dyntype}) are not modelled; only dyntype none")
+        gear = tuple(float(x) for x in a.gear)
+        if any(gear[1:]):
+            _refuse(a, f"gear {gear} acts on more than one axis; a hinge or slide transmission takes gear[0] only")
+        mv, mq = _rows(model, a, gear[0])
+        rows.append(mv)
+        rows_q.append(mq)
+        g = (tuple(a.gainprm) + (0.0, 0.0, 0.0))[:3] if a.gainprm else (1.0, 0.0, 0.0)
+        b = (tuple(a.biasprm) + (0.0, 0.0, 0.0))[:3] if a.biasprm else (0.0, 0.0, 0.0)
+        gaintype, biastype = a.gaintype, a.biastype
+        if gaintype == "fixed":
+            g = (g[0], 0.0, 0.0)
+        elif gaintype != "affine":
+            _refuse(a, f"gaintype {gaintype!r} is not supported (fixed, affine)")
+        if biastype == "none":
+            b = (0.0, 0.0, 0.0)
+        elif biastype != "affine":
+            _refuse(a, f"biastype {biastype!r} is not supported (none, affine)")
+        gains.append(g)
+        biases.append(b)
+        lo, hi = a.ctrlrange if a.ctrlrange is not None else (-np.inf, np.inf)
+        clo.append(lo)
+        chi.append(hi)
+        lo, hi = a.forcerange if a.forcerange is not None else (-np.inf, np.inf)
+        flo.append(lo)
+        fhi.append(hi)
+    tlo, thi = np.full(model.nv, -np.inf), np.full(model.nv, np.inf)
+    for r in model.actuator_force_ranges:
+        i = model.topology.joint_index(r.joint)
+        tlo[model.topology.v_slice(i)], thi[model.topology.v_slice(i)] = r.lower, r.upper
+    dt = model.dtype if dtype is None else dtype
+
+    def f(x):
+        return jnp.asarray(np.asarray(x, float), dt)
+
+    names = tuple(a.name or f"actuator{k}" for k, a in enumerate(acts))
+    return Actuation(f(rows), f(rows_q), f(gains), f(biases), f(clo), f(chi), f(flo), f(fhi), f(tlo), f(thi), names)
