@@ -12,6 +12,9 @@
   an abort inside ``backend_compile_and_load`` (reproduced with ``vm.max_map_count`` lowered to
   3000: the crash comes at ~2900 maps). With the release a worker stays below ~15k maps and
   5.2 GB (it grew to 8.4 GB before).
+* ``--dist loadfile`` keeps a module's tests on one worker (they share compiled functions through
+  module fixtures), except the notebooks: each end-to-end notebook run is its own unit, so the
+  ~7 minutes of notebooks are shared by the workers (:func:`pytest_xdist_make_scheduler`).
 """
 
 import gc
@@ -42,3 +45,19 @@ def pytest_collection_modifyitems(config, items):
         if "seeds" in item.path.parts:
             item.add_marker("seed")
             item.add_marker("slow")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's ``loadfile`` scheduling, with every end-to-end notebook run
+    (tests/test_notebooks.py, one fresh kernel each, nothing shared) scheduled on its own."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class LoadFileNotebooksApart(LoadFileScheduling):
+        def _split_scope(self, nodeid):
+            if "::test_notebook_runs_end_to_end[" in nodeid:
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return LoadFileNotebooksApart(config, log)
