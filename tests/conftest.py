@@ -4,7 +4,8 @@
 * XLA's CPU backend runs without its new fusion emitters unless XLA_FLAGS says otherwise:
   measured here, that roughly halves compile time (which dominates this suite) and does not
   slow the compiled code; arithmetic is unchanged (see README, "Performance").
-* Compiled programs are released after every test module (``jax.clear_caches``). XLA's CPU
+* Compiled programs are released at the end of a test module once the worker holds more than
+  20 000 memory mappings (``jax.clear_caches``). XLA's CPU
   backend maps ~3 memory regions per compiled executable (measured: 300 small programs add 970
   maps, ``jax.clear_caches`` returns them); a worker that kept every executable of the suite
   reached Linux's ``vm.max_map_count`` (65530) late in the run, LLVM then failed ("LLVM
@@ -29,13 +30,28 @@ jax.config.update("jax_enable_x64", True)
 import pytest  # noqa: E402
 
 
+#: Release compiled programs once the process holds this many memory mappings (a third of
+#: Linux's default vm.max_map_count; the heaviest module adds ~14k).
+MAX_MAPS = 20_000
+
+
+def _memory_maps() -> int | None:
+    try:
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+    except OSError:  # not Linux: no such limit to guard
+        return None
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
-    """Drop JAX's compiled programs and traces when a test module ends (module fixtures share
-    compiled functions within a module; nothing is shared across modules)."""
+    """When a test module ends with the process above :data:`MAX_MAPS` memory mappings, drop
+    JAX's compiled programs and traces (below it, later modules may reuse them)."""
     yield
-    jax.clear_caches()
-    gc.collect()
+    n = _memory_maps()
+    if n is not None and n > MAX_MAPS:
+        jax.clear_caches()
+        gc.collect()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -47,6 +63,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("slow")
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown when it is not loaded
 def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist's ``loadfile`` scheduling, with every end-to-end notebook run
     (tests/test_notebooks.py, one fresh kernel each, nothing shared) scheduled on its own."""

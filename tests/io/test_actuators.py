@@ -101,6 +101,7 @@ def test_ctrl_drives_simulate_and_rollout_like_mujoco(small):
 def test_gradients_match_central_differences(small):
     _, _, m, _ = small
 
+    @jax.jit
     def final(u, act):
         loads = ds.Loads(ctrl=u, actuation=act)
         return ds.rollout(m, jnp.zeros(3), jnp.zeros(3), 1e-3, 200, loads=loads).q[-1] @ jnp.array([1.0, -0.5, 2.0])
@@ -115,6 +116,7 @@ def test_gradients_match_central_differences(small):
     # the position servo's kp (gain[1, 0], and -kp in its bias)
     kp = act.gain[1, 0]
 
+    @jax.jit
     def with_kp(kp):
         return final(u, act.__class__(act.moment, act.moment_q, act.gain.at[1, 0].set(kp), act.bias.at[1, 1].set(-kp),
                                       act.ctrl_lo, act.ctrl_hi, act.force_lo, act.force_hi, act.tau_lo, act.tau_hi,
