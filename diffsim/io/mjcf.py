@@ -385,10 +385,10 @@ class _MJCFParser:
                 def rng(key, flag):
                     lim = a.get(flag, "auto")
                     on = lim == "true" or (lim == "auto" and key in a and self.autolimits)
-                    return tuple(floats(a[key], 2, w, key)) if on and key in a else None
+                    return tuple(float(x) for x in floats(a[key], 2, w, key)) if on and key in a else None
 
                 gear = floats(a.get("gear", "1"), 6, w, "gear", allow_fewer=True)
-                gear = tuple(gear) + (0.0,) * (6 - len(gear))
+                gear = tuple(float(x) for x in gear) + (0.0,) * (6 - len(gear))  # Python floats: static data
                 kp = float(floats(a.get("kp", "1"), 1, w, "kp")[0])
                 kv = float(floats(a.get("kv", "1" if el.tag == "velocity" else "0"), 1, w, "kv")[0])
                 gain, bias = {
@@ -405,7 +405,8 @@ class _MJCFParser:
                 if el.tag == "position" and float(floats(a.get("dampratio", "0"), 1, w, "dampratio")[0]) != 0:
                     types["biastype"] = "dampratio (kv from the joint's reflected inertia)"
                 out.append(Actuator(a.get("name"), el.tag, trn[0], a[trn[0]], gear, rng("ctrlrange", "ctrllimited"),
-                                    rng("forcerange", "forcelimited"), tuple(gain), tuple(bias), **types))
+                                    rng("forcerange", "forcelimited"), tuple(float(x) for x in gain),
+                                    tuple(float(x) for x in bias), **types))
         return out
 
     def _children(self, el, index, frame, bodies, site_lists, world=False):
