@@ -171,7 +171,7 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
             tuple(float(x) for x in m.actuator_forcerange[a]) if m.actuator_forcelimited[a] else None,
             tuple(float(x) for x in m.actuator_gainprm[a][:3]), tuple(float(x) for x in m.actuator_biasprm[a][:3]),
             _GAIN.get(int(m.actuator_gaintype[a]), "user"), _BIAS.get(int(m.actuator_biastype[a]), "user"),
-            _DYN.get(int(m.actuator_dyntype[a]), "user") if not _actuator_extras(m, a) else _actuator_extras(m, a)))
+            _actuator_extras(m, a) or _DYN.get(int(m.actuator_dyntype[a]), "user")))
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
     model = assemble(bodies, gravity, dtype, world_geoms=world_geoms, actuators=actuators, what="MjModel",
                      friction_width=friction_width, tendons=tendons)

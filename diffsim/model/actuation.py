@@ -31,8 +31,8 @@ import numpy as np
 from .joints import JointType
 from .model import Actuator, Model
 
-#: Actuator kinds (MJCF element names, and ``effort`` for a URDF effort limit) and the gain/bias
-#: they imply when the file gives none.
+#: Actuator kinds applied (MJCF element names, ``effort`` for a URDF effort limit); the readers
+#: store each kind's gain and bias (module docstring).
 KINDS = ("motor", "position", "velocity", "general", "effort")
 
 
