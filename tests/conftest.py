@@ -11,8 +11,8 @@
   reached Linux's ``vm.max_map_count`` (65530) late in the run, LLVM then failed ("LLVM
   compilation error: Cannot allocate memory") and the worker died with a segmentation fault or
   an abort inside ``backend_compile_and_load`` (reproduced with ``vm.max_map_count`` lowered to
-  3000: the crash comes at ~2900 maps). With the release a worker stays below ~15k maps and
-  5.2 GB (it grew to 8.4 GB before).
+  3000: the crash comes at ~2900 maps). With the release a worker peaked at 28.6k maps and
+  6.5 GB in a full run (it grew to 8.4 GB and crashed before).
 * ``--dist loadfile`` keeps a module's tests on one worker (they share compiled functions through
   module fixtures), except the notebooks: each end-to-end notebook run is its own unit, so the
   ~7 minutes of notebooks are shared by the workers (:func:`pytest_xdist_make_scheduler`).
