@@ -425,12 +425,13 @@ class ElasticModes(ModeShapes):
         """Natural circular frequencies omega_i = s_i² sqrt(EI/(rhoA L⁴)) [rad/s] [n]."""
         return _omega(self.n_modes, self.theory, self.s_max, self._p())
 
-    def boundary_stiffness(self):
+    def boundary_stiffness(self, L=None):
         """Modal stiffness of the four springs [n, n] (units of a link's ``K``, N/m per unit
         coordinate²): ``k_rot,0 psi(0)psi(0)ᵀ + k_lat,0 W(0)W(0)ᵀ + k_rot,L psi(1)psi(1)ᵀ + k_lat,L W(1)W(1)ᵀ``
-        with ``psi = Theta/L``; a rigid (inf) spring contributes nothing (its shape value is 0)."""
+        with ``psi = Theta/L`` (``L``: the link's length, by default the modes' own); a rigid (inf)
+        spring contributes nothing (its shape value is 0)."""
         F0, F1 = self.fields(jnp.zeros(())), self.fields(jnp.ones(()))
-        L = jnp.asarray(self.L)
+        L = jnp.asarray(self.L if L is None else L)
         K = 0.0
         for k, F, q, s in ((self.k_rot_root, F0, "Theta", 1 / L), (self.k_lat_root, F0, "W", 1.0),
                            (self.k_rot_tip, F1, "Theta", 1 / L), (self.k_lat_tip, F1, "W", 1.0)):  # fmt: skip

@@ -38,6 +38,7 @@ __all__ = [
     "PolynomialModes",
     "CallableModes",
     "TabulatedModes",
+    "SupportedModes",
     "euler_bernoulli_roots",
     "euler_bernoulli_modes",
     "timoshenko_frequencies",
@@ -336,6 +337,96 @@ class TabulatedModes(ModeShapes):
         dW = (y1 - y0) / h + (-(3 * A**2 - 1) * M0 + (3 * B**2 - 1) * M1) * h / 6.0
         ddW = A * M0 + B * M1
         return {"W": W, "dW": dW, "ddW": ddW, "Theta": dW, "dTheta": ddW}
+
+
+_ROOTS = ("clamped", "pinned", "free")
+
+
+class SupportedModes(ModeShapes):
+    """Free-form shapes held to the joint's kinematic boundary conditions, with root springs.
+
+    The shapes of ``shapes`` (any family: its coefficients — :class:`PolynomialModes` ``coeffs``,
+    :class:`TrigHyperbolicModes` ``a … tq``, :class:`TabulatedModes` ``W_samples`` — are the
+    free-form parameters a fit moves) minus the rigid-body motion they have at the root ``eta = 0``::
+
+        clamped:  W~ = W - W(0) - eta Theta(0),   Theta~ = Theta - Theta(0)   (W~(0) = Theta~(0) = 0)
+        pinned:   W~ = W - W(0),                  Theta~ = Theta              (W~(0) = 0)
+        free:     W~ = W,                         Theta~ = Theta
+
+    A rigid-body motion carries no strain (curvature ``dTheta`` and shear ``dW - Theta`` are
+    unchanged), so every coefficient vector gives an admissible shape with the strain energy of
+    ``shapes``, and the kinematic conditions hold to round-off whatever a fit does to the
+    coefficients. Where the condition leaves the root free the springs act (strain energy
+    ``½ k_rot_root psi(0)² + ½ k_lat_root W(0)²``, ``psi = Theta/L``, :meth:`boundary_stiffness`):
+    ``k_rot_root`` [N m/rad] on a pinned or free root, ``k_lat_root`` [N/m] on a free one.
+
+    Only the span of the shapes (the Ritz subspace) changes the dynamics: an invertible linear
+    combination of the modes, or a mode's scale, is compensated by the modal coordinates. Fit
+    ``n_modes × (p - n_modes)`` coefficients and hold an ``n × n`` block fixed (e.g. the lowest free
+    powers of a polynomial) so the fitted coefficients are identifiable.
+    """
+
+    shapes: ModeShapes
+    k_rot_root: jax.Array | None
+    k_lat_root: jax.Array | None
+    root: str = eqx.field(static=True)
+
+    def __init__(self, shapes, root: str = "clamped", *, k_rot_root=0.0, k_lat_root=0.0):
+        if not isinstance(shapes, ModeShapes):
+            raise ValueError(f"SupportedModes: shapes must be a mode-shape family (ModeShapes), got {type(shapes).__name__}")
+        if isinstance(shapes, SupportedModes):
+            raise ValueError("SupportedModes: shapes are already supported; wrap the free-form family once")
+        if root not in _ROOTS:
+            raise ValueError(f"SupportedModes: root must be one of {', '.join(_ROOTS)}, got {root!r}")
+        dtype = jnp.result_type(float)
+        k_rot, k_lat = jnp.asarray(k_rot_root, dtype), jnp.asarray(k_lat_root, dtype)
+        for name, k, unused in (("k_rot_root", k_rot, root == "clamped"), ("k_lat_root", k_lat, root != "free")):
+            if k.ndim != 0:
+                raise ValueError(f"SupportedModes: {name} must be a scalar, got shape {k.shape}")
+            try:
+                v = float(k)
+            except Exception:  # traced: checked where concrete
+                continue
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"SupportedModes: {name} must be a finite spring stiffness >= 0, got {v!r}")
+            if unused and v != 0:
+                raise ValueError(f"SupportedModes: {name} = {v:g} acts on a motion the {root} root holds rigidly; "
+                                 "leave it 0 (or choose a root that leaves that motion free)")  # fmt: skip
+        self.shapes, self.root = shapes, root
+        self.k_rot_root = None if root == "clamped" else k_rot  # None: not a parameter of this root
+        self.k_lat_root = k_lat if root == "free" else None
+
+    @property
+    def n(self) -> int:
+        return self.shapes.n
+
+    @eqx.filter_jit
+    def fields(self, eta) -> dict:
+        f = dict(self.shapes.fields(eta))
+        if self.root == "free":
+            return f
+        f0 = self.shapes.fields(jnp.zeros((), jnp.asarray(f["W"]).dtype))
+        f["W"] = f["W"] - f0["W"]
+        if self.root == "clamped":
+            eta = _as_eta(eta, f["W"])[..., None]
+            f["W"] = f["W"] - eta * f0["Theta"]
+            f["dW"] = f["dW"] - f0["Theta"]
+            f["Theta"] = f["Theta"] - f0["Theta"]
+        return f
+
+    def boundary_stiffness(self, L):
+        """Modal stiffness of the root springs [n, n] (units of a link's ``K``, N/m per unit
+        coordinate²) of a link of length ``L`` [m]: ``k_rot psi(0)psi(0)ᵀ + k_lat W(0)W(0)ᵀ``,
+        ``psi = Theta/L``, at the supported shapes (zero where the root holds the motion)."""
+        f0 = self.fields(jnp.zeros(()))
+        n = self.n
+        K = jnp.zeros((n, n), f0["W"].dtype)
+        if self.root != "clamped":
+            psi = f0["Theta"] / L
+            K = K + self.k_rot_root * jnp.outer(psi, psi)
+        if self.root == "free":
+            K = K + self.k_lat_root * jnp.outer(f0["W"], f0["W"])
+        return K
 
 
 # --------------------------------------------------------------------------------------------

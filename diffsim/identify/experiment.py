@@ -12,6 +12,8 @@ Observable names (:func:`observable`), each a function of a :class:`~diffsim.Tra
   (``.x``, ``.y``, ``.z`` suffixes pick one component: ``body.ball.pos.z``);
 * ``body.<b>.rot`` — world rotation matrix [T, 9] (row-major);
 * ``site.<s>.pos`` (and ``.x|.y|.z``) — world position of a site;
+* ``deflection.<b>.<y|z>@<x>`` — a flexible link's centre-line deflection at ``x`` metres along
+  it, in its floating frame [T] (``deflection.link.y@0.4``);
 * ``contact.f_n`` — normal contact forces [T, n_pairs] (compliant contact);
 * any name given a function ``f(traj) -> [T, ...]`` in ``observables=`` (a scenario's own
   observables, e.g. the ball's ``z``).
@@ -20,6 +22,7 @@ Observable names (:func:`observable`), each a function of a :class:`~diffsim.Tra
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -164,6 +167,35 @@ def _component(fn, axis):
     return fn if axis is None else (lambda tr: fn(tr)[..., _AXES[axis]])
 
 
+_DEFLECTION = re.compile(r"^deflection\.(?P<body>[^.@]+)\.(?P<axis>[xyz])@(?P<x>.+)$")
+
+
+def _deflection(model, name, body, axis, x):
+    """``deflection.<body>.<y|z|x>@<x>``: the link's centre-line displacement at ``x`` [m] [T]."""
+    t = model.topology
+    bodies = list(t.body_names)
+    if body not in bodies or not t.modes[bodies.index(body)]:
+        raise ExperimentError(f"observable {name!r}: {body!r} is not a flexible body")
+    i = bodies.index(body)
+    spec = model.flex[i].spec
+    if not hasattr(spec, "deflection"):
+        raise ExperimentError(f"observable {name!r}: the link {body!r} is not a beam (diffsim.beam)")
+    try:
+        xv = float(x)
+    except ValueError:
+        raise ExperimentError(f"observable {name!r}: position {x!r} is not a number (metres along the link)") from None
+    L = float(spec.L)
+    if not 0.0 <= xv <= L:
+        raise ExperimentError(f"observable {name!r}: position {xv:g} m is off the link [0, {L:g}] m")
+    sl, k = t.e_q_slice(i), _AXES[axis]
+
+    def f(tr):
+        D = tr.model.flex[i].spec.deflection(jnp.asarray(xv, tr.q.dtype))  # [3, ne]
+        return tr.q[:, sl] @ D[k]
+
+    return f
+
+
 def observable(model, name: str, custom: Mapping[str, Callable] | None = None) -> Callable[[Trajectory], jax.Array]:
     """The function ``traj -> [T, ...]`` predicting the channel ``name`` (module docstring);
     raises :class:`ExperimentError` naming the valid choices for an unknown one."""
@@ -185,6 +217,9 @@ def observable(model, name: str, custom: Mapping[str, Callable] | None = None) -
             raise ExperimentError(f"observable {name!r}: {parts[1]!r} is not a flexible body")
         sl = t.e_q_slice(bodies.index(parts[1]))
         return lambda tr: tr.q[:, sl]
+    m = _DEFLECTION.match(name)
+    if m is not None:
+        return _deflection(model, name, m.group("body"), m.group("axis"), m.group("x"))
     if head == "body" and len(parts) in (3, 4):
         bodies = list(t.body_names)
         if parts[1] not in bodies:
@@ -211,7 +246,7 @@ def observable(model, name: str, custom: Mapping[str, Callable] | None = None) -
     extra = f"; or one of {sorted(custom)}" if custom else ""
     raise ExperimentError(
         f"unknown observable {name!r}: use q.<joint>, v.<joint>, body.<b>.pos|com|rot, body.<b>.pos.x|y|z, "
-        f"site.<s>.pos, contact.f_n{extra}")
+        f"site.<s>.pos, modes.<b>, deflection.<b>.y@<x>, contact.f_n{extra}")
 
 
 def predict(traj: Trajectory, channels, fns) -> dict[str, jax.Array]:

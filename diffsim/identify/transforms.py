@@ -28,6 +28,10 @@ _POSITIVE = ("mass", ".K", "stiffness", "EI", "GJ", "EA", "kAG", ".mu", "damping
              "friction_width", "kelvin_voigt", "air_damping", "tip_mass", "tip_inertia", "k_rot", "k_lat", "radius",
              "mu_k", "mu_s", "sigma", ".c", ".L", "v0", "v1", "vs")
 
+# the physical fields of a mode family (beams.ElasticModes, the springs of beams.SupportedModes)
+_MODE_PHYSICAL = ("EI", "rhoA", "L", "k_rot_root", "k_lat_root", "k_rot_tip", "k_lat_tip", "tip_mass", "tip_inertia",
+                  "kAG", "rhoI")
+
 
 class TransformError(ValueError):
     """A value outside a transform's domain."""
@@ -160,11 +164,15 @@ def pseudo_inertia_to_params(J):
 
 def default_transform(name: str, value) -> AbstractTransform:
     """Log for quantities that must be positive (stiffness, damping, masses, …), logit (0, 1] for
-    a restitution coefficient, identity otherwise (positions, axes, initial state, gravity)."""
+    a restitution coefficient, identity otherwise (positions, axes, initial state, gravity,
+    mode-shape coefficients)."""
     if name.endswith(".c_r") or name.endswith("restitution"):
         return Logit(0.0, 1.0)
     if name.startswith(("q0.", "v0.", "gravity")) or name.endswith((".pos", ".rot", ".axis", ".com", ".offset")):
         return Identity()
+    base = name.split("[")[0]
+    if ".modes_" in base:  # a mode family: shape coefficients are signed, its physical data positive
+        return Log() if base.rsplit(".", 1)[1] in _MODE_PHYSICAL and np.all(np.asarray(value) > 0) else Identity()
     if any(key in name for key in _POSITIVE):
         v = np.asarray(value)
         return Log() if np.all(v > 0) else Identity()

@@ -113,6 +113,20 @@ class Beam(eqx.Module):
                 out.append((name, modes, getattr(self, stiff), None if kag is None else getattr(self, kag)))
         return out
 
+    def deflection(self, x):
+        """``[..., 3, ne]``: the centre line's displacement per modal coordinate at ``x`` [m] along
+        the link (``x`` [...]), in its floating frame, without foreshortening (the families' ``W``
+        on the rows y, z and x of their planes, zero for torsion), in the order of the coordinates."""
+        x = jnp.asarray(x)
+        eta = x / jnp.asarray(self.L, x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else None)
+        cols = []
+        for name, shapes, _, _ in self.families():
+            W = _fields(shapes, eta)["W"]  # [..., n]
+            d = jnp.zeros(eta.shape + (3, W.shape[-1]), W.dtype)
+            axis = {"y": 1, "z": 2, "a": 0}.get(name)
+            cols.append(d if axis is None else d.at[..., axis, :].set(W))
+        return jnp.concatenate(cols, -1)
+
     def flex_body(self, dtype=None) -> FlexBody:
         """The section data and modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35)."""
         return _integrals(self, dtype)
@@ -232,7 +246,7 @@ def _integrals(spec: Beam, dtype=None) -> FlexBody:
                 shear = (fq["dW"] - fq["Theta"]) / L
                 K = K + kag * L * jnp.einsum("g,gi,gj->ij", w_j, shear, shear)
             if hasattr(shapes, "boundary_stiffness"):  # elastic supports (beams.elastic): their strain energy
-                K = K + shapes.boundary_stiffness()
+                K = K + shapes.boundary_stiffness(L)
             Ivv = spec.I_z if name == "y" else spec.I_y
             D = spec.air_damping * L * jnp.einsum("g,gi,gj->ij", w_j, fq["W"], fq["W"])
             if Ivv is not None:

@@ -29,7 +29,8 @@ name                                shape      meaning
                                                ``kelvin_voigt``, ``I_y``, ``I_z``,
                                                ``rotary_inertia``, ``tip_mass``, ``tip_inertia``)
                                                and its mode-shape arrays
-                                               (``beam.<b>.modes_y.<field>``); setting one
+                                               (``beam.<b>.modes_y.<field>``, free-form ones
+                                               ``beam.<b>.modes_y.shapes.coeffs``); setting one
                                                re-derives the modal integrals (traced)
 ``gravity``                         (3,)       m/s², world frame
 ==================================  =========  ===============================================
@@ -169,6 +170,17 @@ def array_fields(module) -> list[str]:
     return out
 
 
+def leaf_paths(module, prefix: tuple = ()) -> list[tuple]:
+    """Attribute paths of a Module's fittable leaves (:func:`array_fields`), descending into the
+    Modules it holds (a :class:`~diffsim.beams.SupportedModes`' ``shapes``)."""
+    out = [prefix + (k,) for k in array_fields(module)]
+    for f in getattr(module, "__dataclass_fields__", {}).values():
+        v = getattr(module, f.name, None)
+        if not f.metadata.get("static", False) and isinstance(v, eqx.Module):
+            out += leaf_paths(v, prefix + (f.name,))
+    return out
+
+
 def model_param_refs(model: Model) -> dict[str, ParamRef]:
     """Every named parameter of the model, in a stable order, with its reader and writer."""
     t = model.topology
@@ -199,8 +211,9 @@ def model_param_refs(model: Model) -> dict[str, ParamRef]:
         for fam in _MODE_FAMILIES:
             modes = getattr(spec, fam)
             if modes is not None:
-                for k in array_fields(modes):
-                    refs[f"beam.{b}.{fam}.{k}"] = _beam_ref(f"beam.{b}.{fam}.{k}", i, (fam, k))
+                for path in leaf_paths(modes):
+                    name = f"beam.{b}.{fam}." + ".".join(path)
+                    refs[name] = _beam_ref(name, i, (fam, *path))
     refs["gravity"] = _field_ref("gravity", "gravity", None)
     return refs
 
