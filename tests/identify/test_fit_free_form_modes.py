@@ -76,14 +76,14 @@ def test_ritz_with_free_form_polynomials_converges_to_the_elastic_boundary_frequ
     """Rayleigh–Ritz with ``p`` pinned monomials ``eta … eta^p`` plus the root spring in the
     stiffness (``boundary_stiffness``) and the tip in the mass: every hub-locked frequency is an
     upper bound of the analytic elastic-boundary one (beams.elastic_modes) and converges to it
-    (measured error of f3: 2.2e-1, 5.1e-3, 2.4e-5, 3.9e-8 for p = 4, 6, 8, 10); a clamped root
+    (measured error of f3: 2.2e-1, 5.1e-3, 2.4e-5, 3.9e-8 for p = 4, 6, 8, 10; 6, 8, 10 checked); a clamped root
     (``eta² … eta^(p+1)``) converges to the clamped beam with the same tip."""
     for root, first, k_ref, kw in (("pinned", 1, K_ROOT, {"k_rot_root": K_ROOT}), ("clamped", 2, np.inf, {})):
         ref = elastic_modes(3, L=L, EI=EI, rhoA=RHOA, k_rot_root=k_ref, tip_mass=M_TIP, tip_inertia=J_TIP,
                             parametric=True)  # fmt: skip
         w_ref = np.sort(np.asarray(ref.frequencies()))
         errs = []
-        for p in (4, 6, 8, 10):
+        for p in (6, 8, 10) if root == "pinned" else (6, 10):  # one compile each
             w = np.sort(np.asarray(locked_frequencies(hub_model(SupportedModes(PolynomialModes(monomials(p, first)), root,
                                                                               **kw)), "link")[0]))[:3]  # fmt: skip
             assert np.all(w >= w_ref * (1 - 1e-12)), (root, p, w, w_ref)  # Ritz: from above
