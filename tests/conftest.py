@@ -15,11 +15,14 @@
   6.5 GB in a full run (it grew to 8.4 GB and crashed before).
 * ``--dist loadfile`` keeps a module's tests on one worker (they share compiled functions through
   module fixtures), except the notebooks: each end-to-end notebook run is its own unit, so the
-  ~7 minutes of notebooks are shared by the workers (:func:`pytest_xdist_make_scheduler`).
+  ~7 minutes of notebooks are shared by the workers (:func:`pytest_xdist_make_scheduler`), and
+  the units start longest first (:data:`UNIT_SECONDS`).
 """
 
 import gc
+import json
 import os
+import pathlib
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
 
@@ -54,13 +57,36 @@ def _release_compiled_programs():
         gc.collect()
 
 
+#: Measured seconds of the longest scheduling units (a test module, or one notebook run) on the
+#: 2-core machine (``pytest --durations=0``, summed per unit); :func:`pytest_collection_modifyitems`
+#: starts them first so that the two workers finish together (xdist otherwise orders units by
+#: their number of tests, which left a 100-second notebook for the end). Only the order depends
+#: on it: a stale or missing entry costs balance, never a test.
+UNIT_SECONDS = pathlib.Path(__file__).with_name("unit_seconds.json")
+
+
+def _unit(item) -> str:
+    """The scheduling unit of a test (:func:`pytest_xdist_make_scheduler`)."""
+    nodeid = item.nodeid
+    return nodeid if "::test_notebook_runs_end_to_end[" in nodeid else nodeid.split("::", 1)[0]
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests under tests/seeds/ reproduce the source papers: mark them ``seed`` (and ``slow``:
-    each integrates a paper's system over seconds; the fast subset leaves them to the full run)."""
+    each integrates a paper's system over seconds; the fast subset leaves them to the full run).
+    Units are ordered longest first (:data:`UNIT_SECONDS`), keeping each unit's own order."""
     for item in items:
         if "seeds" in item.path.parts:
             item.add_marker("seed")
             item.add_marker("slow")
+    try:
+        seconds = json.loads(UNIT_SECONDS.read_text())
+    except (OSError, ValueError):
+        return
+    first = {}
+    for k, item in enumerate(items):
+        first.setdefault(_unit(item), k)
+    items.sort(key=lambda it: (-float(seconds.get(_unit(it), 0.0)), first[_unit(it)]))
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown when it is not loaded
@@ -70,6 +96,8 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist", None) != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False  # keep the longest-first order of the collection
 
     class LoadFileNotebooksApart(LoadFileScheduling):
         def _split_scope(self, nodeid):
