@@ -9,7 +9,7 @@ downward only: ``spatial`` → ``beams`` → ``model`` → ``dynamics`` → ``fo
 from . import _deprecated, beams, complementarity, contact, dynamics, flexible, formulations, identify, io, spatial
 from . import plan
 from .complementarity import LCPError, LCPStatus, RigidContact, lemke, rigid_contact
-from .contact import ContactPoint, Plane, compliant_contact, friction_law, normal_law
+from .contact import ContactPoint, Plane, compliant_contact, friction_law, joint_limits, normal_law
 from .dynamics import (
     angular_momentum,
     bias_forces,
@@ -134,6 +134,7 @@ __all__ = [
     "identify",
     "io",
     "joint_friction",
+    "joint_limits",
     "joint_torques",
     "kinetic_energy",
     "lemke",

@@ -1,5 +1,6 @@
 """Compliant contact: geometry (:mod:`.geometry`), normal-force and friction laws
-(:mod:`.laws`) and the contact model with its impact memory (:mod:`.model`). The simulation loop
+(:mod:`.laws`), the contact model with its impact memory (:mod:`.model`) and joint limits as
+contact in joint space (:mod:`.limits`). The simulation loop
 with located events and the work–energy bookkeeping is :mod:`diffsim.simulation.compliant`."""
 
 from .geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry
@@ -28,7 +29,8 @@ from .laws import (
     friction_law,
     normal_law,
 )
-from .model import MODES, Contact, ContactForces, Events, Smooth, compliant_contact
+from .limits import JointLimitGeometry, joint_limits
+from .model import MODES, Contact, ContactForces, ContactSet, Events, Smooth, compliant_contact
 
 __all__ = [
     "FRICTION_LAWS",
@@ -45,6 +47,7 @@ __all__ = [
     "ContactForces",
     "ContactGeometry",
     "ContactPoint",
+    "ContactSet",
     "Coulomb",
     "CoulombViscous",
     "Events",
@@ -53,6 +56,7 @@ __all__ = [
     "Hertz",
     "HuGuo",
     "HuntCrossley",
+    "JointLimitGeometry",
     "LankaraniNikravesh",
     "LinearSpringDamper",
     "LuGre",
@@ -64,5 +68,6 @@ __all__ = [
     "compliant_contact",
     "contact_geometry",
     "friction_law",
+    "joint_limits",
     "normal_law",
 ]

@@ -117,6 +117,15 @@ class ContactGeometry(eqx.Module):
         """Penetration ``Δ`` [nc] of every pair (positions only)."""
         return self._pair_frame(self.centres(model, q))[1]
 
+    def surface_velocity(self, dtype):
+        """Velocity of each pair's B surface [nc, 3] (a moving plane's; zero for spheres)."""
+        rows = [self.plane_velocity[b] if kind == "plane" else jnp.zeros(3, dtype) for kind, _, b in self.pairs]
+        return jnp.stack(rows)
+
+    def param_refs(self) -> dict[str, ParamRef]:
+        """Named parameters (:func:`geometry_param_refs`)."""
+        return geometry_param_refs(self)
+
     def _pair_frame(self, c):
         """Per pair: unit normal ``n`` (from B towards A), penetration ``Δ`` and the contact
         points' offsets from the centres of A and B (world)."""

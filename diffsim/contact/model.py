@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from ..model.model import Model
 from ..model.params import ParamRef, array_fields, attribute_ref, nested_refs
 from ..spatial import safe_norm
-from .geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry, geometry_param_refs
+from .geometry import ContactError, ContactGeometry, ContactPoint, Plane, contact_geometry
 from .laws import (
     NORMAL_LAWS,
     AbstractFrictionLaw,
@@ -76,7 +76,7 @@ class ContactForces(eqx.Module):
 class Contact(eqx.Module):
     """Everything :func:`diffsim.simulate` needs for contact (build with :func:`contact`)."""
 
-    geometry: ContactGeometry
+    geometry: ContactGeometry  # or joint-space limits (.limits.JointLimitGeometry)
     normal: AbstractNormalLaw
     friction: AbstractFrictionLaw | AbstractStatefulFrictionLaw | None
     formulation: Events | Smooth = Events()
@@ -109,14 +109,20 @@ class Contact(eqx.Module):
 
     def forces(self, model: Model, q, v, memory, z=None, phase=None) -> ContactForces:
         """Contact forces at ``(q, v)`` with impact memory ``memory`` [nc] (and LuGre ``z``).
-        With ``phase`` [nc] (events mode: in contact or not), pairs in flight use the current
-        rate ``Δ̇`` — the memory they get if they hit now — so that a solver stage that has
-        crossed the surface before the event is located sees the force it will see after it."""
+        With ``phase`` [nc] (events mode: in contact or not), pairs in flight exert no force,
+        also at a solver stage past the surface before the onset is located: each phase is
+        integrated with its own smooth vector field, so the step that brackets an onset has an
+        accurate dense output, where the event is located and from which its time derivative
+        is taken (the state's sensitivity then jumps by ``(f⁺ − f⁻) ∂t_e/∂p`` through the next
+        segment's differentiable start time — the saltation of a force that switches on).
+        Measured: a law whose force jumps at the onset (a spring–damper's ``c Δ̇``) had gradients
+        through the impact 45 % off with the force felt in flight, 2e-5 without; the ball-drop
+        ∂cost/∂c_r went from 5e-4 to 1e-6 relative to central differences."""
         delta, ddot, n, v_t, u, apply = self.geometry.evaluate(model, q, v)
-        if phase is not None:
-            memory = jnp.where(phase, memory, ddot)
         mem = jnp.maximum(memory, self.v_impact_min)
         f_n = self.normal(delta, ddot, mem)
+        if phase is not None:
+            f_n = jnp.where(phase, f_n, 0.0)
         nc = self.n_pairs
         zr = jnp.zeros((nc, 3), delta.dtype)
         z = zr if z is None else z
@@ -134,21 +140,83 @@ class Contact(eqx.Module):
         F = f_n[:, None] * n + f_t
         Q = apply(F)
         # powers on the system: F·ċ_A − F·ċ_B = F·u (+ F·v_plane for a moving plane)
-        w = self._plane_velocity(delta.dtype)
+        w = self.geometry.surface_velocity(delta.dtype)
         P_n = -jnp.sum(f_n * ddot)
         P_t = jnp.sum(f_t * (u + w))
         return ContactForces(delta, ddot, n, v_t, f_n, f_t, Q, P_n, P_t, zr)
 
-    def _plane_velocity(self, dtype):
-        g = self.geometry
-        rows = [g.plane_velocity[b] if kind == "plane" else jnp.zeros(3, dtype) for kind, _, b in g.pairs]
-        return jnp.stack(rows)
+    def penetration(self, model: Model, q):
+        """Penetration ``Δ`` [nc] of every pair (positions only)."""
+        return self.geometry.penetration(model, q)
 
     def memory_rate(self, delta, delta_dot, memory):
         """Smooth-mode memory: ``ṁ = (1 − s(Δ)) (Δ̇ − m)/τ_m`` (module docstring)."""
         w = self._smooth_width()
         s = jax.nn.sigmoid(delta / w) if w else (delta > 0).astype(delta.dtype)
         return (1.0 - s) * (delta_dot - memory) / self.memory_tau
+
+
+class ContactSet(eqx.Module):
+    """Several compliant contact models simulated together (spatial contact and enforced joint
+    limits, :mod:`.limits`): the pairs of ``parts`` one after the other, their generalised forces
+    and powers summed. The parts share one formulation (events or smooth)."""
+
+    parts: tuple
+
+    def __init__(self, parts):
+        parts = tuple(parts)
+        if not parts or not all(isinstance(c, Contact) for c in parts):
+            raise ContactError("ContactSet takes one or more compliant contacts")
+        if len({c.mode for c in parts}) > 1:
+            raise ContactError("contacts simulated together need one formulation: all events or all smooth")
+        self.parts = parts
+
+    @property
+    def n_pairs(self) -> int:
+        return sum(c.n_pairs for c in self.parts)
+
+    @property
+    def mode(self) -> str:
+        return self.parts[0].mode
+
+    @property
+    def event_time_tol(self) -> float:
+        return min(c.event_time_tol for c in self.parts)
+
+    @property
+    def has_lugre(self) -> bool:
+        return any(c.has_lugre for c in self.parts)
+
+    @property
+    def v_impact_min(self):
+        """Per pair [nc]."""
+        return jnp.concatenate([jnp.broadcast_to(c.v_impact_min, (c.n_pairs,)) for c in self.parts])
+
+    def _split(self, x):
+        """``x`` [nc, ...] cut into the parts' pieces (``None`` stays ``None``)."""
+        if x is None:
+            return (None,) * len(self.parts)
+        out, k = [], 0
+        for c in self.parts:
+            out.append(x[k:k + c.n_pairs])
+            k += c.n_pairs
+        return tuple(out)
+
+    def forces(self, model: Model, q, v, memory, z=None, phase=None) -> ContactForces:
+        """:meth:`Contact.forces` of every part, pairs concatenated, ``Q`` and powers summed."""
+        each = [c.forces(model, q, v, m, zz, ph)
+                for c, m, zz, ph in zip(self.parts, self._split(memory), self._split(z), self._split(phase))]
+        cat = lambda name: jnp.concatenate([getattr(f, name) for f in each])  # noqa: E731
+        add = lambda name: sum(getattr(f, name) for f in each)  # noqa: E731
+        return ContactForces(cat("delta"), cat("delta_dot"), cat("normal"), cat("slip"), cat("f_n"), cat("f_t"),
+                             add("Q"), add("power_n"), add("power_t"), cat("z_rate"))
+
+    def penetration(self, model: Model, q):
+        return jnp.concatenate([c.penetration(model, q) for c in self.parts])
+
+    def memory_rate(self, delta, delta_dot, memory):
+        return jnp.concatenate([c.memory_rate(d, dd, m) for c, d, dd, m in
+                                zip(self.parts, self._split(delta), self._split(delta_dot), self._split(memory))])
 
 
 def contact_param_refs(contact: Contact) -> dict[str, ParamRef]:
@@ -167,7 +235,7 @@ def contact_param_refs(contact: Contact) -> dict[str, ParamRef]:
     refs["v_impact_min"] = attribute_ref("v_impact_min", ("v_impact_min",))
     if isinstance(contact.formulation, Smooth):
         refs["memory_tau"] = attribute_ref("memory_tau", ("formulation", "memory_tau"))
-    refs.update(nested_refs(geometry_param_refs(contact.geometry), "geometry"))
+    refs.update(nested_refs(contact.geometry.param_refs(), "geometry"))
     return refs
 
 

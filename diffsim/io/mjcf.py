@@ -21,11 +21,14 @@ as MuJoCo does); ``<option gravity>``, ``<flag gravity="disable"/>``, ``<flag da
 fixed children, with tolerances relative to the body (:func:`diffsim.model.builder.validate_inertia`).
 
 Kept as data, not simulated (one :class:`~diffsim.io.xml.UnsimulatedWarning` per load): every
-geom in ``model.geoms`` (contact geometry; contacts are not made from file geometry), joint
-ranges (``limited="true"``, or ``range`` with ``autolimits``) in ``model.joint_limits`` (not
-enforced; limits on free joints are ignored, as MuJoCo does), ``<actuator>`` elements in
+geom in ``model.geoms`` (contact geometry; contacts are not made from file geometry), ball
+joints' cone ranges, ``<actuator>`` elements in
 ``model.actuators`` (applied with ``ctrl=``: :func:`diffsim.actuation`) and tendons without passive forces
 or limits in ``model.tendons`` (they exert no force: actuator transmissions only).
+
+Joint ranges (``limited="true"``, or ``range`` with ``autolimits``) of hinge and slide joints go
+to ``model.joint_limits`` and a :class:`diffsim.System` enforces them by default
+(:mod:`diffsim.contact.limits`); limits on free joints are ignored, as MuJoCo does.
 
 Ignored (no effect on the smooth dynamics): ``visual``, ``asset``, ``statistic``, ``size``,
 ``custom``, cameras, lights, sensors, ``contact`` (pairs/excludes), keyframes, ``<skin>`` (drawn

@@ -18,8 +18,9 @@
   afterwards as the named parameter ``joint.<j>.friction_width``), see
   :func:`diffsim.model.joint_passive_forces`.
 
-Kept as data, not simulated: ``<limit lower upper>`` of revolute/prismatic joints in
-``model.joint_limits`` and ``effort`` in ``model.actuators`` (kind ``"effort"``, a torque bound);
+``<limit lower upper>`` of revolute/prismatic joints go to ``model.joint_limits``, enforced by
+default by a :class:`diffsim.System` (:mod:`diffsim.contact.limits`; as MuJoCo's URDF import does),
+and ``effort`` to ``model.actuators`` (kind ``"effort"``, a torque bound). Kept as data, not simulated:
 ``<collision>`` geometry (sphere, box, cylinder, capsule, mesh) in ``model.geoms`` (one warning
 per load: contacts are not made from file geometry). Ignored: velocity limits,
 ``<safety_controller>``, ``<calibration>``, visual geometry, ``<material>``, ``<transmission>``
@@ -116,8 +117,8 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
     """Load a URDF robot (file path or XML string) as a :class:`~diffsim.model.Model`.
 
     ``floating_base=True`` attaches the root link to the world with a free joint (named
-    ``root_joint``); otherwise the root link is fixed to the world. Joint limits are kept as
-    data (not enforced). ``friction_width`` [rad/s | m/s] smooths the sign of the Coulomb joint
+    ``root_joint``); otherwise the root link is fixed to the world. Joint limits go to
+    ``model.joint_limits`` (a :class:`diffsim.System` enforces them; ``limits=False`` does not). ``friction_width`` [rad/s | m/s] smooths the sign of the Coulomb joint
     friction ``<dynamics friction>``. See this module's docstring for the mapping and the
     refused features. ``dtype`` is passed to :meth:`ModelBuilder.build`.
     """

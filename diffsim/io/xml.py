@@ -134,8 +134,10 @@ def warn_unsimulated(model, what: str, stacklevel: int = 3):
         kinds = sorted({g.type for g in model.geoms})
         parts.append(f"{len(model.geoms)} geoms ({', '.join(kinds)}) in model.geoms: contacts are not made "
                      "from file geometry (add them with diffsim.contact)")
-    if model.joint_limits:
-        parts.append(f"{len(model.joint_limits)} joint ranges in model.joint_limits are not enforced")
+    t = model.topology
+    multi = [lim.joint for lim in model.joint_limits if t.nv_joint[t.joint_names.index(lim.joint)] != 1]
+    if multi:
+        parts.append(f"{len(multi)} ranges of ball joints in model.joint_limits are not enforced (cone limits)")
     if model.tendons:
         parts.append(f"{len(model.tendons)} tendons in model.tendons exert no force (actuator transmissions only)")
     if parts:

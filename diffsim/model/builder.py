@@ -301,12 +301,13 @@ class ModelBuilder:
                                 tuple(float(x) for x in rot_to_quat(q)), mesh))
         return self
 
-    def add_joint_limit(self, joint: str, lower: float, upper: float):
-        """Keep a joint range ``[lower, upper]`` as data (``Model.joint_limits``; not enforced)."""
+    def add_joint_limit(self, joint: str, lower: float, upper: float, enforced: bool = True):
+        """A joint range ``[lower, upper]`` (``Model.joint_limits``); ``enforced``: a
+        :class:`diffsim.System` enforces it by default (:mod:`diffsim.contact.limits`; 1-DoF joints)."""
         lower, upper = float(lower), float(upper)
         if not lower <= upper:
             raise ModelError(f"joint {joint!r}: limit lower {lower} > upper {upper}")
-        self._limits.append(JointLimit(joint, lower, upper, False))
+        self._limits.append(JointLimit(joint, lower, upper, bool(enforced)))
         return self
 
     def add_actuator_force_range(self, joint: str, lower: float, upper: float):

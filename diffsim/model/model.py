@@ -30,13 +30,14 @@ class Geom(NamedTuple):
 
 
 class JointLimit(NamedTuple):
-    """A joint range read from a file (``Model.joint_limits``): ``lower``/``upper`` in the joint's
-    coordinate (rad or m); ``enforced`` is False while diffsim keeps it as data only."""
+    """A joint range (``Model.joint_limits``): ``lower``/``upper`` in the joint's coordinate
+    (rad or m); ``enforced``: the file asks for it to be enforced, and a :class:`diffsim.System`
+    does by default on 1-DoF joints (:mod:`diffsim.contact.limits`; ``limits=False`` turns it off)."""
 
     joint: str
     lower: float
     upper: float
-    enforced: bool = False
+    enforced: bool = True
 
 
 class ActuatorForceRange(NamedTuple):

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import optimistix as optx
 
-from ..contact.model import Contact
+from ..contact.model import Contact, ContactSet
 from ..dynamics.configuration import configuration_rate, normalize
 from ..dynamics.flexible import dissipated_power
 from .outputs import nonfinite, save_times
@@ -38,7 +38,7 @@ WORK_NAMES = ("damping", "normal", "friction", "applied")
 class ContactRecord(eqx.Module):
     """Compliant-contact part of a :class:`diffsim.Trajectory` (time-major like it)."""
 
-    contact: Contact
+    contact: Contact | ContactSet  # with enforced joint limits: the set (contact pairs, then limits)
     memory: jax.Array  # [T, nc] impact memory Δ̇⁽⁻⁾ in use
     z: jax.Array  # [T, nc, 3] LuGre bristle state
     work: jax.Array  # [T, 4] works on the system (WORK_NAMES)
@@ -74,7 +74,7 @@ def _event_root_finder(time_tol: float, tdt):
 def simulate_compliant(system) -> Trajectory:
     """The contact loop behind :func:`diffsim.simulate` for a system with compliant contact
     (module docstring)."""
-    model, contact, opts = system.model, system.contact, system.options
+    model, contact, opts = system.model, system.compliant_contacts(), system.options
     loads, integrals, dynamics = system.loads, system.integrals, system.dynamics
     solver_obj, controller = system.solver, system.step_controller()
     dt0, max_steps, max_events, throw, adjoint = opts.dt0, opts.max_steps, opts.max_events, opts.throw, opts.adjoint
@@ -107,7 +107,7 @@ def simulate_compliant(system) -> Trajectory:
         def fn(t, y, args, **kw):
             q = y[0]
             # all pairs' Δ (one kinematics pass; XLA merges the identical passes of the conds)
-            d = contact.geometry.penetration(model, normalize(model, q))[k]
+            d = contact.penetration(model, normalize(model, q))[k]
             # args[-1] = (memory, phase); in the default float dtype, which diffrax's event
             # root find mixes with Python floats (a float32 model under x64 would not match)
             return jnp.where(args[-1][1][k], -d, d).astype(jnp.result_type(float))

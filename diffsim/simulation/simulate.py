@@ -61,7 +61,7 @@ def simulate(system, q0=None, v0=None, t1=None, **kwargs) -> Trajectory:
         raise TypeError("simulate(system) takes no further arguments: change the system (system.replace(...))")
     if isinstance(system.contact, RigidContact):
         return simulate_lcp_system(system)
-    if isinstance(system.contact, Contact):
+    if isinstance(system.contact, Contact) or system.limits is not None:
         return simulate_compliant(system)
     return _simulate_free(system)
 

@@ -17,7 +17,8 @@ diffrax step-size controller), the contact model's own formulation
 (:class:`diffsim.contact.Events` / :class:`~diffsim.contact.Smooth`).
 
 Named parameters of a system: the model's (:mod:`diffsim.model.params`), ``contact.<name>``
-(law constants, geometry; :func:`diffsim.contact.model.contact_param_refs`), ``q0.<joint>`` /
+(law constants, geometry; :func:`diffsim.contact.model.contact_param_refs`), ``limits.<name>``
+(enforced joint limits: ``limits.K``, ``limits.c``, ``limits.<joint>.lower``), ``q0.<joint>`` /
 ``v0.<joint>`` (a joint's initial coordinates / rates) and ``q0.modes.<body>`` /
 ``v0.modes.<body>`` (a flexible link's initial modal coordinates / rates). Append ``[k]`` for one
 element: ``q0.base[1]``.
@@ -25,6 +26,7 @@ element: ``q0.base[1]``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Mapping
 
 import diffrax
@@ -35,7 +37,8 @@ import optimistix as optx
 
 from .._util import is_concrete
 from ..complementarity.rigid import RigidContact, rigid_contact_param_refs
-from ..contact.model import Contact, contact_param_refs
+from ..contact.limits import JointLimitGeometry, joint_limits
+from ..contact.model import Contact, ContactSet, contact_param_refs
 from ..dynamics.dispatch import AbstractDynamics, as_dynamics
 from ..loads import Loads, as_loads
 from ..model.model import Model, neutral_configuration
@@ -86,7 +89,7 @@ def default_controller(solver, contact, rtol, atol, dtmax, t0, t1):
         return None
     if not isinstance(solver, diffrax.AbstractAdaptiveSolver) or isinstance(solver, tuple(FIXED.values())):
         return diffrax.ConstantStepSize()  # RK4 is a diffrax ERK with a zero error estimate: never adaptive
-    if isinstance(contact, Contact):
+    if isinstance(contact, (Contact, ContactSet)):
         if dtmax is None and is_concrete(t0, t1):
             dtmax = (float(t1) - float(t0)) / 100.0
         return diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=optx.rms_norm)
@@ -107,6 +110,11 @@ class System(eqx.Module):
             :func:`diffsim.actuation`).
         contact: a compliant :class:`diffsim.contact.Contact` or a rigid
             :class:`diffsim.complementarity.RigidContact`.
+        limits: joint limits (:mod:`diffsim.contact.limits`): ``'auto'`` (default) enforces the
+            ranges the model's file asks for with the default law (a critically damped limit of
+            time constant 0.02 s), ``False`` none, ``True`` every 1-DoF range, or
+            :func:`diffsim.joint_limits` for another law. Simulated with the compliant-contact
+            loop (events located, their work in the energy bookkeeping).
         prescribed: joints with imposed motion (:func:`diffsim.prescribe`).
         dynamics: a dynamics strategy (default :class:`diffsim.dynamics.Default`) or a function
             ``f(model, q, v, tau, f_ext) -> v̇``.
@@ -129,6 +137,7 @@ class System(eqx.Module):
     v0: object
     loads: Loads
     contact: Contact | RigidContact | None
+    limits: Contact | None
     prescribed: Prescribed | None
     dynamics: AbstractDynamics
     solver: diffrax.AbstractSolver | AbstractLCPStepper
@@ -142,7 +151,7 @@ class System(eqx.Module):
     options: Options
 
     def __init__(self, model: Model, q0=None, v0=None, *, loads: Loads | None = None, tau=None, forces=(), ctrl=None,
-                 contact=None, prescribed=None, dynamics=None, solver="tsit5", controller=None,
+                 contact=None, limits="auto", prescribed=None, dynamics=None, solver="tsit5", controller=None,
                  rtol: float = 1e-8, atol: float = 1e-8, t0=0.0, t1=1.0, saveat=101, integrals=None,
                  options: Options | None = None, **option_fields):
         if not isinstance(model, Model):
@@ -190,6 +199,7 @@ class System(eqx.Module):
             if isinstance(contact, Contact) and isinstance(self.solver, AbstractNewmarkFamily):
                 raise ValueError("contact simulation supports the diffrax solvers (tsit5, dopri5/8, kvaerno5, rk4), "
                                  "not Newmark")
+        self.limits = _resolve_limits(limits, model, self.q0, contact, prescribed, self.solver)
         self.t0 = t0
         self.t1 = t1
         if is_concrete(t0, t1) and not float(t1) > float(t0):
@@ -200,19 +210,27 @@ class System(eqx.Module):
         self.integrals = integrals
         self.dynamics.check(model)
 
+    def compliant_contacts(self) -> Contact | ContactSet | None:
+        """What the compliant-contact loop simulates: the compliant contact, the enforced joint
+        limits, or both as a :class:`~diffsim.contact.model.ContactSet` (contact pairs first)."""
+        parts = [c for c in (self.contact, self.limits) if isinstance(c, Contact)]
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else ContactSet(parts)
+
     def step_controller(self):
         """The step-size controller this run uses: ``controller`` if given, else
         :func:`default_controller` for this solver, contact, tolerances and span."""
         if self.controller is not None:
             return self.controller
-        return default_controller(self.solver, self.contact, self.rtol, self.atol, self.options.dtmax, self.t0, self.t1)
+        return default_controller(self.solver, self.compliant_contacts(), self.rtol, self.atol, self.options.dtmax, self.t0, self.t1)
 
     def replace(self, **changes) -> "System":
         """A copy with some fields replaced (``sys.replace(t1=2.0, q0=q)``; ``tau=`` / ``forces=``
         replace the loads as in the constructor)."""
         if "tau" in changes or "forces" in changes:
             changes["loads"] = as_loads(changes.pop("tau", None), changes.pop("forces", ()), changes.pop("loads", None))
-        fields = {k: getattr(self, k) for k in ("model", "q0", "v0", "loads", "contact", "prescribed", "dynamics",
+        fields = {k: getattr(self, k) for k in ("model", "q0", "v0", "loads", "contact", "limits", "prescribed", "dynamics",
                                                  "solver", "controller", "rtol", "atol", "t0", "t1", "saveat", "integrals",
                                                  "options")}
         unknown = set(changes) - set(fields)
@@ -220,6 +238,44 @@ class System(eqx.Module):
             raise TypeError(f"System has no field(s) {sorted(unknown)}")
         fields.update(changes)
         return System(**fields)
+
+
+def _resolve_limits(limits, model: Model, q0, contact, prescribed, solver) -> Contact | None:
+    """The joint limits a system enforces. ``'auto'`` (default): the ranges the model's file asks
+    for (``JointLimit.enforced``, 1-DoF joints) with the default law of
+    :func:`diffsim.contact.limits.joint_limits` at ``q0``, in the contact's formulation — none
+    where the run cannot enforce them (rigid contact, prescribed motion, Newmark solvers; a
+    warning says so); ``True``: every 1-DoF range, an error where it cannot; ``False`` / ``None``:
+    none; or limits built with :func:`diffsim.joint_limits` (any law)."""
+    if limits is None or limits is False:
+        return None
+    why = ("rigid (complementarity) contact" if isinstance(contact, RigidContact) else
+           "prescribed motion" if prescribed is not None else
+           "a Newmark-family solver" if isinstance(solver, AbstractNewmarkFamily) else None)
+    formulation = contact.formulation if isinstance(contact, Contact) else None
+    if isinstance(limits, Contact):
+        if not isinstance(limits.geometry, JointLimitGeometry):
+            raise TypeError("limits= takes joint limits (diffsim.joint_limits(model, ...)); contact goes in contact=")
+        if why:
+            raise ValueError(f"joint limits are not enforced together with {why}: give limits=False")
+        if formulation is not None and type(formulation) is not type(limits.formulation):
+            raise ValueError("contact and joint limits need one formulation (both events or both smooth)")
+        return limits
+    if isinstance(limits, str) and limits == "auto":
+        if not any(lim.enforced for lim in model.joint_limits):
+            return None
+        if why:
+            warnings.warn(f"the model's joint limits are not enforced with {why} (limits=False silences this)",
+                          stacklevel=4)
+            return None
+        return joint_limits(model, q0, formulation=formulation)
+    if limits is True:
+        if not model.joint_limits:
+            raise ValueError("limits=True, but the model has no joint ranges (model.joint_limits)")
+        if why:
+            raise ValueError(f"joint limits are not enforced together with {why}")
+        return joint_limits(model, q0, joints="all", formulation=formulation)
+    raise TypeError(f"limits must be 'auto', True, False or diffsim.joint_limits(...), got {limits!r}")
 
 
 # ------------------------------------------------------------------------------------------
@@ -259,6 +315,8 @@ def system_param_refs(system: System) -> dict[str, ParamRef]:
         refs.update(nested_refs(contact_param_refs(system.contact), "contact", "contact."))
     elif isinstance(system.contact, RigidContact):
         refs.update(nested_refs(rigid_contact_param_refs(system.contact), "contact", "contact."))
+    if system.limits is not None:
+        refs.update(nested_refs(contact_param_refs(system.limits), "limits", "limits."))
     refs.update(_state_refs(system.model))
     return refs
 

@@ -295,8 +295,7 @@ def test_papers_formulations_honour_the_coupling():
     """The papers' formulations on a mimic model (the tiny arm on a fixed base) give the coupled
     acceleration (Gauss's principle applied to their free-tree result), equal to the default's;
     those that refuse the model's joint types refuse it as before."""
-    with pytest.warns(UserWarning, match="not simulated"):
-        model = ds.load_urdf(tiny_urdf())
+    model = ds.load_urdf(tiny_urdf())
     q_r, v_r, _ = _state(model, 3)
     q, v = expand_q(model, q_r), coupling_matrix(model) @ v_r
     tau = jnp.asarray(np.random.default_rng(1).normal(size=model.nv))
