@@ -90,3 +90,24 @@ def mujoco_forward(mujoco, mm, md, model, qpos, qvel, tau_mj):
     T, Tdv = free_velocity_map(model, q, v)
     a = np.asarray(ds.forward_dynamics(model, jnp.asarray(q), jnp.asarray(v), jnp.asarray(T.T @ tau_mj)))
     return T @ a + Tdv, md.qacc.copy()
+
+
+def mujoco_coupled_forward(mujoco, mm, md, model, qpos, qvel, tau_mj):
+    """As :func:`mujoco_forward` for a model whose mimic joints come from MuJoCo equality
+    constraints (linear couplings ``a_f = m a_master``, constraint rows ``J``): the state is made
+    consistent with the couplings, and MuJoCo's side is its unconstrained ``qacc₀`` (constraints
+    disabled) projected by Gauss's principle with its own mass matrix,
+    ``a = qacc₀ − M⁻¹Jᵀ (J M⁻¹ Jᵀ)⁻¹ J qacc₀`` — the hard coupling that MuJoCo's soft equality
+    approximates (its own ``qacc`` with the equality on keeps a stiff spring's residual)."""
+    mim = model.mimic
+    J = np.zeros((len(mim), mm.nv))
+    for k, (f, master) in enumerate(zip(mim.joints, mim.masters)):
+        jf, jm = (mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_JOINT, n) for n in (f, master))
+        qpos[mm.jnt_qposadr[jf]] = float(mim.multiplier[k]) * qpos[mm.jnt_qposadr[jm]] + float(mim.offset[k])
+        qvel[mm.jnt_dofadr[jf]] = float(mim.multiplier[k]) * qvel[mm.jnt_dofadr[jm]]
+        J[k, mm.jnt_dofadr[jf]], J[k, mm.jnt_dofadr[jm]] = 1.0, -float(mim.multiplier[k])
+    a, qacc0 = mujoco_forward(mujoco, mm, md, model, qpos, qvel, tau_mj)
+    M = np.zeros((mm.nv, mm.nv))
+    mujoco.mj_fullM(mm, md, M)
+    MiJt = np.linalg.solve(M, J.T)
+    return a, qacc0 - MiJt @ np.linalg.solve(J @ MiJt, J @ qacc0)

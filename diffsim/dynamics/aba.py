@@ -69,8 +69,8 @@ def articulated_body_algorithm(model: Model, q, v, tau, f_ext=None):
 
 
 def _minv_rigid(model: Model, q, x):
-    """``M⁻¹ x`` by ABA at zero velocity and gravity."""
-    return articulated_body_algorithm(model.without_gravity(), q, jnp.zeros(model.nv, model.dtype), x, None)
+    """``M⁻¹ x`` by ABA at rest, without gravity and springs (:meth:`Model.at_rest_unloaded`)."""
+    return articulated_body_algorithm(model.at_rest_unloaded(), q, jnp.zeros(model.nv, model.dtype), x, None)
 
 
 #: ABA with derivatives from the implicit function ``RNEA(q, v, v̇) = τ``

@@ -25,6 +25,7 @@ from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite
 from .coupled import forward_dynamics_coupled, project_acceleration
 from .crba import mass_matrix_crba
 from .energy import kinetic_energy_rigid, potential_energy_rigid
+from .fluid import fluid_wrenches
 from .flexible import (
     forward_dynamics_flexible,
     forward_dynamics_mm,
@@ -68,6 +69,7 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     free joint; modal forces last for flexible links); ``f_ext`` [nb, 6] spatial forces on the
     bodies, body coordinates at the body origin; ``D(v)`` the joints' damping and Coulomb friction
     (:func:`diffsim.model.model.joint_passive_forces`). Armature adds to each joint's inertia.
+    A model in a fluid (``model.fluid``) adds the fluid's wrenches to ``f_ext`` (:mod:`.fluid`).
 
     Derivatives (forward and reverse mode) follow from the implicit function
     ``ID(θ, q, v, v̇, f_ext) = τ`` rather than from differentiating ABA's passes (exact, and cheaper
@@ -89,6 +91,8 @@ def _traced(*args) -> bool:
 
 def _forward_dynamics(model, q, v, tau, f_ext, schedule):
     tau, f_ext = _defaults(model, tau, f_ext)
+    if model.fluid is not None:
+        f_ext = f_ext + fluid_wrenches(model, q, v)
     if model.mimic is not None:
         return forward_dynamics_coupled(model, q, v, tau, f_ext)
     if not model.topology.has_flex:
@@ -112,6 +116,8 @@ def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     With mimic joints this is the tree's (every joint free) at the given state: for a coupled
     ``a = G a_r`` it is one of the torques that produce ``a`` (the one with no coupling force);
     the coupled system's own is ``Gᵀ τ`` (:func:`~.coupled.reduced_inverse_dynamics`)."""
+    if model.fluid is not None:
+        f_ext = fluid_wrenches(model, q, v) + (0.0 if f_ext is None else f_ext)
     if model.topology.has_flex:
         return inverse_dynamics_flexible(model, q, v, a, f_ext)
     return inverse_dynamics_rigid(model, q, v, a, f_ext)

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 
 from .. import spatial as sp
 from ..model.model import Model, joint_passive_forces
+from .fluid import fluid_power
 from .kinematics import frames
 from .sections import body_kinetics, section_pose, strain_energy
 from .traversal import (
@@ -230,10 +231,10 @@ def _sweep_solve(model, q, v, tau, f_ext):
 
 
 def _minv_flexible(model: Model, q, x):
-    """``M⁻¹ x`` by the sweep at rest (zero velocity and gravity): its bias there is only the
-    elastic force ``K δ``, added back."""
+    """``M⁻¹ x`` by the sweep at rest (zero velocity, no gravity or joint springs,
+    :meth:`Model.at_rest_unloaded`): its bias there is only the elastic force ``K δ``, added back."""
     zero = jnp.zeros(model.nv, model.dtype)
-    return articulated_flexible(model.without_gravity(), q, zero, x + elastic_forces(model, q), None)[0]
+    return articulated_flexible(model.at_rest_unloaded(), q, zero, x + elastic_forces(model, q), None)[0]
 
 
 #: the sweep with derivatives from the implicit function ``ID(θ, z, ż, z̈) = τ``
@@ -281,11 +282,13 @@ def potential_energy_flexible(model: Model, q):
 
 
 def dissipated_power(model: Model, q, v):
-    """Power dissipated by the joints' passive forces (damping, Coulomb friction) and the modal
-    (air + Kelvin–Voigt) damping, ≥ 0 — rigid and flexible trees."""
+    """Power dissipated by the joints' passive forces (damping, Coulomb friction), the modal
+    (air + Kelvin–Voigt) damping and a fluid (``model.fluid``), ≥ 0 — rigid and flexible trees."""
     t = model.topology
     vr = v[: t.nv_rigid]
     P = jnp.sum(joint_passive_forces(model, vr) * vr)
+    if model.fluid is not None:
+        P = P - fluid_power(model, q, v)
     for i in range(t.nb):
         fb = model.flex[i] if model.flex else None
         if fb is not None:

@@ -252,8 +252,8 @@ def inverse_dynamics_levels(model: Model, q, v, a, f_ext=None, products="dot"):
 
 
 def _minv_levels(model: Model, q, x, products="dot"):
-    """``M⁻¹ x`` by the level-batched ABA at zero velocity and gravity."""
-    return articulated_body_algorithm_levels(model.without_gravity(), q, jnp.zeros(model.nv, model.dtype), x, None,
+    """``M⁻¹ x`` by the level-batched ABA at rest, without gravity and springs."""
+    return articulated_body_algorithm_levels(model.at_rest_unloaded(), q, jnp.zeros(model.nv, model.dtype), x, None,
                                              products)
 
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 
 from ..model.builder import ModelBuilder, ModelError
-from ..model.model import Model
+from ..model.fluid import Fluid, principal_axes
+from ..model.model import Model, TendonSprings
 from ..model.rotations import axis_angle_to_rot, rot_to_quat
 
 
@@ -29,6 +32,7 @@ class RawJoint:
     springref: float = 0.0  # its rest position (rad / m)
     ref: float = 0.0  # MuJoCo's qpos0: the joint coordinate at which the body has its file placement
     actfrcrange: tuple | None = None  # MuJoCo's actuatorfrcrange when limited
+    springdamper: tuple | None = None  # MuJoCo's (timeconst, dampratio): stiffness and damping set at compile
 
 
 @dataclasses.dataclass
@@ -79,10 +83,71 @@ def _fresh(base: str, used: set, suffix: str = "") -> str:
     return name
 
 
+def equality_coupling(where: str, kind: str, poly, refs: dict, *, joints=(None, None), tendon=None,
+                      two_tendons: bool = False):
+    """A MuJoCo equality constraint that is a linear coupling of two 1-DoF joints, as a mimic
+    ``(joint, master, multiplier, offset, where)`` (:mod:`diffsim.model.mimic`): a hard coupling
+    where MuJoCo's is a stiff soft constraint. With ``x₀``/``y₀`` the coordinates at qpos0 (the
+    joints' ``ref``, ``refs``) and ``L₀`` the tendon's length there, MuJoCo's constraints are
+    ``<joint joint1=y joint2=x polycoef=a>``: ``y − y₀ = a₀ + a₁ (x − x₀)`` (a₂…a₄ = 0), so
+    ``y = a₁ x + y₀ + a₀ − a₁ x₀``; and ``<tendon tendon1=T>`` on a fixed tendon
+    ``L = c₁ q₁ + c₂ q₂``: ``L − L₀ = a₀``, so ``q₂ = −(c₁/c₂) q₁ + (L₀ + a₀)/c₂``. Raises
+    :class:`ModelError` naming ``where`` for anything else: connect, weld and flex equalities,
+    a joint fixed by an equality (no joint2), polynomial couplings, a coupling of two tendons or
+    of a tendon that is not fixed over exactly two joints."""
+    if kind not in ("joint", "tendon"):
+        raise ModelError(f"{where}: {kind} equality constraints are not supported (linear joint and fixed-tendon "
+                         "couplings only)")
+    if np.any(np.asarray(poly[2:]) != 0):
+        raise ModelError(f"{where}: a polynomial coupling (polycoef {list(map(float, poly))}) is not supported "
+                         "(linear only)")
+    a0, a1 = float(poly[0]), float(poly[1])
+    if kind == "joint":
+        y, x = joints
+        if not y or not x:
+            raise ModelError(f"{where}: a joint equality without joint2 fixes the joint; not supported (remove the "
+                             "joint instead)")
+        for j in (y, x):
+            if j not in refs:
+                raise ModelError(f"{where}: unknown joint {j!r}")
+        return y, x, a1, refs[y] + a0 - a1 * refs[x], where
+    if two_tendons or tendon is None or tendon.kind != "fixed" or len(tendon.joints) != 2:
+        raise ModelError(f"{where}: only a fixed tendon over two joints, held at its length, is supported (a coupling "
+                         "of two coordinates)")
+    (j1, c1), (j2, c2) = tendon.joints
+    if c2 == 0:
+        raise ModelError(f"{where}: the tendon's second coefficient is zero")
+    L0 = c1 * refs.get(j1, 0.0) + c2 * refs.get(j2, 0.0)
+    return j2, j1, -c1 / c2, (L0 + a0) / c2, where
+
+
+def _with_tendon_springs(model: Model, springs, refs: dict) -> Model:
+    """The model with :class:`~diffsim.model.model.TendonSprings` from ``(name, joints, k, b,
+    rest length or None)``."""
+    t = model.topology
+    C = np.zeros((len(springs), t.nv_rigid))
+    rest = []
+    for r, (name, joints, _, _, length) in enumerate(springs):
+        for joint, coef in joints:
+            i = t.joint_index(joint)
+            if t.nv_joint[i] != 1:
+                raise ModelError(f"tendon {name!r}: joint {joint!r} is not a hinge or slide joint")
+            C[r, t.v_start[i]] += coef
+        rest.append(sum(coef * refs.get(joint, 0.0) for joint, coef in joints) if length is None else length)
+    dt = model.dtype
+    ts = TendonSprings(tuple(s[0] for s in springs), jnp.asarray(C, dt), jnp.asarray([s[2] for s in springs], dt),
+                       jnp.asarray([s[3] for s in springs], dt), jnp.asarray(rest, dt))
+    return eqx.tree_at(lambda m: m.tendon_springs, model, ts, is_leaf=lambda x: x is None)
+
+
 def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actuators=(), what="MJCF",
-             friction_width: float = 1e-3, tendons=()) -> Model:
+             friction_width: float = 1e-3, tendons=(), mimics=(), fluid=None, tendon_springs=()) -> Model:
     """MuJoCo bodies -> diffsim model (one joint per body; see the module docstring). Geoms,
-    joint ranges and ``actuators`` (:class:`~diffsim.model.model.Actuator`) are kept as data."""
+    joint ranges and ``actuators`` (:class:`~diffsim.model.model.Actuator`) are kept as data;
+    ``mimics``: ``(joint, master, multiplier, offset, origin)`` couplings (MJCF equalities);
+    ``fluid``: ``(density, viscosity)`` of MuJoCo's inertia-box fluid model (:mod:`diffsim.model.fluid`);
+    ``tendon_springs``: ``(name, ((joint, coef), …), stiffness, damping, rest length or None)`` of
+    fixed tendons (``None``: MuJoCo's default, the length with the joints at their ``springref``)."""
     b = ModelBuilder(gravity=gravity)
     used_bodies = {bd.name for bd in bodies if bd.name}
     names = [bd.name if bd.name else _fresh(f"body{i + 1}", used_bodies) for i, bd in enumerate(bodies)]
@@ -165,4 +230,13 @@ def assemble(bodies: list[RawBody], gravity, dtype=None, *, world_geoms=(), actu
         b.add_actuator(a)
     for ten in tendons:
         b.add_tendon(ten)
-    return b.build(dtype)
+    for joint, master, multiplier, offset, origin in mimics:
+        b.add_mimic(joint, master, multiplier, offset, origin=origin)
+    model = b.build(dtype)
+    if tendon_springs:
+        model = _with_tendon_springs(model, tendon_springs, {j.name: j.springref for bd in bodies for j in bd.joints if j.name})
+    if fluid is not None:
+        dt = model.dtype
+        medium = Fluid(jnp.asarray(fluid[0], dt), jnp.asarray(fluid[1], dt), jnp.asarray(principal_axes(model.inertia), dt))
+        model = eqx.tree_at(lambda m: m.fluid, model, medium, is_leaf=lambda x: x is None)
+    return model

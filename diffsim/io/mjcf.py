@@ -23,8 +23,10 @@ fixed children, with tolerances relative to the body (:func:`diffsim.model.build
 Kept as data, not simulated (one :class:`~diffsim.io.xml.UnsimulatedWarning` per load): every
 geom in ``model.geoms`` (contact geometry; contacts are not made from file geometry), ball
 joints' cone ranges, ``<actuator>`` elements in
-``model.actuators`` (applied with ``ctrl=``: :func:`diffsim.actuation`) and tendons without passive forces
-or limits in ``model.tendons`` (they exert no force: actuator transmissions only).
+``model.actuators`` (applied with ``ctrl=``: :func:`diffsim.actuation`) and tendons in
+``model.tendons`` (actuator transmissions; springs and dampers on fixed tendons are simulated,
+``model.tendon_springs``). ``springdamper`` sets a joint's stiffness and damping as MuJoCo's
+compiler does (:func:`_springdampers`).
 
 Joint ranges (``limited="true"``, or ``range`` with ``autolimits``) of hinge and slide joints go
 to ``model.joint_limits`` and a :class:`diffsim.System` enforces them by default
@@ -35,8 +37,11 @@ Ignored (no effect on the smooth dynamics): ``visual``, ``asset``, ``statistic``
 only), ``option`` timestep/integrator/solver settings.
 
 Refused with a :class:`~diffsim.model.ModelError` naming the element and its line: tendons
-with stiffness, damping, friction loss or length limits, equality constraints, springs on ball/free joints, polynomial stiffness,
-polynomial damping, ``gravcomp``, fluid forces (``density``/``viscosity``), mesh / height-field
+with friction loss or length limits, springs on spatial tendons, spring deadbands, equality constraints other than linear
+couplings of two joints (``<equality><joint>`` and ``<tendon>`` over a fixed tendon of two joints
+become mimic joints), springs on ball/free joints, polynomial stiffness,
+polynomial damping, ``gravcomp``, wind and the ellipsoid fluid model (``fluidshape``; the
+inertia-box model of ``density``/``viscosity`` is simulated, :mod:`diffsim.model.fluid`), mesh / height-field
 / SDF geoms where inertia must be inferred, composite/flex/replicate/attach, plugins, unknown
 joint types, unreadable or cyclic includes.
 
@@ -64,12 +69,15 @@ from __future__ import annotations
 
 import math
 
+import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 
+from ..dynamics.dispatch import mass_matrix
 from ..model.builder import ModelError
-from ..model.model import Actuator, Model, Tendon
+from ..model.model import Actuator, Model, Tendon, neutral_configuration
 from ..model.rotations import axis_angle_to_rot, quat_mul, quat_to_rot, z_to_rot
-from .assemble import KIND_TO_JOINT, RawBody, RawGeom, RawJoint, RawSite, assemble
+from .assemble import KIND_TO_JOINT, RawBody, RawGeom, RawJoint, RawSite, assemble, equality_coupling
 from .xml import XmlDoc, boolean, floats, warn_unsimulated
 
 _MJEPS = 1e-14  # MuJoCo's mjEPS
@@ -99,13 +107,12 @@ _REFUSED_ANYWHERE = {
     "plugin": "engine plugins are not supported",
 }
 _REFUSED_SECTIONS = {
-    "equality": "equality constraints are not supported",
     "deformable": "deformable objects are not supported (rigid bodies only)",
     "extension": "engine plugins are not supported",
 }
 _IGNORED_SECTIONS = {"visual", "asset", "statistic", "size", "custom", "contact", "sensor", "keyframe"}
 _KNOWN_SECTIONS = set(_REFUSED_SECTIONS) | _IGNORED_SECTIONS | {"compiler", "option", "default", "worldbody", "actuator",
-                                                                  "tendon"}
+                                                                  "tendon", "equality"}
 _TENDON_PASSIVE = ("stiffness", "damping", "frictionloss", "springlength")
 _RENDERING_ONLY = {"skin"}  # children of <deformable> that MuJoCo only draws
 _ACTUATORS = {"motor", "position", "velocity", "general", "intvelocity", "damper", "cylinder", "muscle", "adhesion"}
@@ -122,6 +129,34 @@ class _Frame:
         self.childclass = childclass
 
 
+def _springdampers(model: Model, bodies, *, spring: bool, damper: bool) -> Model:
+    """MuJoCo's ``springdamper = (τ, ζ)`` of hinge/slide joints, as its compiler sets them: the
+    joint's stiffness ``1/(τ² ζ² w)`` and damping ``2/(τ w)``, with ``w = (M⁻¹)_jj`` at qpos0
+    (MuJoCo's ``dof_invweight0``: the joints at their ``ref``, armature included) — the soft
+    constraint's reference spring (``solref``) per unit of the joint's effective inverse inertia."""
+    chosen = [j for bd in bodies for j in bd.joints if j.springdamper is not None]
+    if not chosen:
+        return model
+    t = model.topology
+    q0 = np.array(neutral_configuration(model))
+    for bd in bodies:
+        for j in bd.joints:
+            if j.kind in ("hinge", "slide") and j.name:
+                q0[t.q_slice(t.joint_index(j.name))] = j.ref
+    w = np.diag(np.linalg.inv(np.asarray(mass_matrix(model, jnp.asarray(q0)))))
+    k = np.zeros(model.damping.shape) if model.stiffness is None else np.asarray(model.stiffness).copy()
+    c = np.asarray(model.damping).copy()
+    for j in chosen:
+        i = t.v_slice(t.joint_index(j.name)).start
+        tc, dr = j.springdamper
+        if spring:
+            k[i] = 1.0 / (tc**2 * dr**2 * w[i])
+        if damper:
+            c[i] = 2.0 / (tc * w[i])
+    model = eqx.tree_at(lambda m: m.damping, model, jnp.asarray(c, model.dtype))
+    return eqx.tree_at(lambda m: m.stiffness, model, jnp.asarray(k, model.dtype), is_leaf=lambda x: x is None)
+
+
 class _MJCFParser:
     def __init__(self, source, friction_width=1e-3):
         self.friction_width = friction_width
@@ -133,6 +168,9 @@ class _MJCFParser:
         for el in root.iter():
             if el.tag in _REFUSED_ANYWHERE:
                 raise ModelError(f"MJCF {self.doc.where(el)}: {_REFUSED_ANYWHERE[el.tag]}")
+            if el.tag == "geom" and el.get("fluidshape", "none") != "none":
+                raise ModelError(f"MJCF {self.doc.where(el)}: fluidshape={el.get('fluidshape')!r}: the ellipsoid fluid "
+                                 "model is not supported (the inertia-box model is)")
         # compiler settings
         self.degree, self.eulerseq, self.autolimits = True, "xyz", True
         self.inertiafromgeom, self.igroup = "auto", (0, 5)
@@ -142,6 +180,7 @@ class _MJCFParser:
             self._compiler(el)
         self.gravity = np.array([0.0, 0.0, -9.81])
         self.damper = self.frictionloss = self.spring = True
+        self.fluid = {"density": 0.0, "viscosity": 0.0}
         for el in root.findall("option"):
             self._option(el)
         self.defaults: dict[str, dict[str, dict]] = {}
@@ -193,8 +232,10 @@ class _MJCFParser:
         if "gravity" in el.attrib:
             self.gravity = floats(el.get("gravity"), 3, w, "gravity")
         for attr in ("density", "viscosity"):
-            if attr in el.attrib and float(floats(el.get(attr), 1, w, attr)[0]) != 0.0:
-                raise ModelError(f"MJCF {w}: {attr}={el.get(attr)!r}: fluid forces are not supported")
+            if attr in el.attrib:
+                self.fluid[attr] = float(floats(el.get(attr), 1, w, attr)[0])
+        if "wind" in el.attrib and np.any(floats(el.get("wind"), 3, w, "wind") != 0.0):
+            raise ModelError(f"MJCF {w}: wind={el.get('wind')!r} is not supported (fluid at rest only)")
         for flag in el.findall("flag"):
             wf = self.doc.where(flag)
             for attr, value in flag.attrib.items():
@@ -331,14 +372,46 @@ class _MJCFParser:
                 for bd in bodies:
                     for j in bd.joints:
                         setattr(j, attr, 0.0)
+        tendons = self._tendons()
+        refs = {j.name: j.ref for bd in bodies for j in bd.joints if j.name}
+        fluid = (self.fluid["density"], self.fluid["viscosity"]) if any(self.fluid.values()) else None
         model = assemble(bodies, self.gravity, dtype, world_geoms=self._world_geoms, actuators=self._actuators(),
-                         friction_width=self.friction_width, tendons=self._tendons())
+                         friction_width=self.friction_width, tendons=tendons,
+                         mimics=self._equalities(tendons, refs), fluid=fluid, tendon_springs=self._tendon_springs)
+        model = _springdampers(model, bodies, spring=self.spring, damper=self.damper)
         warn_unsimulated(model, "MJCF", stacklevel=4)
         return model
 
+    def _equalities(self, tendons, refs):
+        """``<equality>`` elements as mimic couplings (:func:`~.assemble.equality_coupling`);
+        ``active="false"`` ones are skipped."""
+        by_name = {t.name: t for t in tendons if t.name}
+        out = []
+        for sec in self.doc.root.findall("equality"):
+            for el in sec:
+                w = self.doc.where(el)
+                cname = el.get("class", "main")
+                if cname not in self.defaults:
+                    raise ModelError(f"MJCF {w}: unknown default class {cname!r}")
+                a = dict(self.defaults[cname].get("equality", {}))
+                a.update(el.attrib)
+                if not boolean(a.get("active", "true"), w, "active"):
+                    continue
+                poly = floats(a.get("polycoef", "0 1 0 0 0"), 5, w, "polycoef", allow_fewer=True)
+                poly = np.concatenate([poly, [0.0, 1.0, 0.0, 0.0, 0.0][len(poly):]])
+                if el.tag == "tendon" and a.get("tendon1") not in by_name:
+                    raise ModelError(f"MJCF {w} in <equality>: unknown tendon {a.get('tendon1')!r}")
+                out.append(equality_coupling(f"MJCF {w} in <equality>", el.tag, poly, refs,
+                                             joints=(a.get("joint1"), a.get("joint2")),
+                                             tendon=by_name.get(a.get("tendon1")), two_tendons=bool(a.get("tendon2"))))
+        return out
+
     def _tendons(self):
-        """``<tendon>`` elements as data (:class:`~diffsim.model.model.Tendon`) when they exert no
-        force: refused with stiffness, damping, friction loss or a length range (limits)."""
+        """``<tendon>`` elements as data (:class:`~diffsim.model.model.Tendon`); springs and
+        dampers on fixed tendons in ``self._tendon_springs`` (``springlength`` −1: the length with
+        the joints at their ``springref``); refused: friction loss, a length range (limits), a spring's deadband, and springs
+        or dampers on spatial tendons."""
+        self._tendon_springs = []
         out = []
         for sec in self.doc.root.findall("tendon"):
             for el in sec:
@@ -350,10 +423,16 @@ class _MJCFParser:
                     raise ModelError(f"MJCF {w}: unknown default class {cname!r}")
                 a = dict(self.defaults[cname].get("tendon", {}))
                 a.update(el.attrib)
-                for attr in _TENDON_PASSIVE:
-                    if attr in a and np.any(floats(a[attr], 2, w, attr, allow_fewer=True) != 0):
-                        raise ModelError(f"MJCF {w}: tendon {attr}={a[attr]!r} is not supported "
-                                         "(tendons are kept as actuator transmissions only)")
+                passive = {attr: floats(a[attr], 2, w, attr, allow_fewer=True) for attr in _TENDON_PASSIVE if attr in a}
+                for attr, val in passive.items():
+                    fixed_spring = el.tag == "fixed" and attr in ("stiffness", "damping", "springlength")
+                    if np.any(val != 0) and not fixed_spring:
+                        raise ModelError(f"MJCF {w}: tendon {attr}={a[attr]!r} is not supported (springs and dampers "
+                                         "on fixed tendons only; other tendons are kept as actuator transmissions)")
+                sl = passive.get("springlength", np.array([-1.0]))
+                if len(sl) == 2 and sl[0] != sl[1]:
+                    raise ModelError(f"MJCF {w}: a tendon spring's deadband (springlength={a['springlength']!r}) is not "
+                                     "supported")
                 lim = a.get("limited", "auto")
                 if lim == "true" or (lim == "auto" and "range" in a and self.autolimits):
                     raise ModelError(f"MJCF {w}: tendon length limits are not supported (range={a.get('range')!r})")
@@ -361,6 +440,11 @@ class _MJCFParser:
                     joints = tuple((j.get("joint"), float(floats(j.get("coef", "1"), 1, self.doc.where(j), "coef")[0]))
                                    for j in el if j.tag == "joint")
                     out.append(Tendon(a.get("name"), "fixed", joints))
+                    k, b = (float(passive.get(x, [0.0])[0]) for x in ("stiffness", "damping"))
+                    if k or b:
+                        if not a.get("name"):
+                            raise ModelError(f"MJCF {w}: a tendon with a spring or damper needs a name")
+                        self._tendon_springs.append((a["name"], joints, k, b, float(sl[0]) if sl[0] >= 0 else None))
                 else:
                     path = tuple(c.get("site") or c.get("geom") or c.tag for c in el)
                     out.append(Tendon(a.get("name"), "spatial", (), path))
@@ -492,8 +576,12 @@ class _MJCFParser:
         springref = float(floats(a.get("springref", "0"), 1, w, "springref")[0])
         if kind == "hinge" and self.degree:
             springref = springref * math.pi / 180.0
+        springdamper = None
         if nonzero("springdamper", 2):
-            raise ModelError(f"MJCF {w}: springdamper is not supported (give stiffness and damping instead)")
+            springdamper = tuple(float(x) for x in floats(a["springdamper"], 2, w, "springdamper"))
+            if kind not in ("hinge", "slide") or min(springdamper) <= 0 or not a.get("name"):
+                raise ModelError(f"MJCF {w}: springdamper={a['springdamper']!r} is supported with two positive numbers "
+                                 "on named hinge and slide joints")
         ref = float(floats(a.get("ref", "0"), 1, w, "ref")[0]) if kind in ("hinge", "slide") else 0.0
         if kind == "hinge" and self.degree:
             ref = ref * math.pi / 180.0
@@ -532,7 +620,7 @@ class _MJCFParser:
             if afr[0] > afr[1]:
                 raise ModelError(f"MJCF {w}: actuatorfrcrange {a.get('actuatorfrcrange')!r} has lower > upper")
         return RawJoint(kind, a.get("name"), pos, axis, float(damping[0]), armature, w, jrange, frictionloss,
-                        float(stiff[0]), springref if kind in ("hinge", "slide") else 0.0, ref, afr)
+                        float(stiff[0]), springref if kind in ("hinge", "slide") else 0.0, ref, afr, springdamper)
 
     def _inertial(self, el, frame):
         w = self.doc.where(el)

@@ -27,7 +27,7 @@ from ..model.joints import JointType
 from ..model.model import Model
 from ..model.rotations import quat_to_rot
 from ..model.model import Actuator, Tendon
-from .assemble import RawBody, RawGeom, RawJoint, RawSite, assemble
+from .assemble import RawBody, RawGeom, RawJoint, RawSite, assemble, equality_coupling
 from .xml import warn_unsimulated
 
 _MJ_KIND = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}  # mjtJoint
@@ -62,9 +62,12 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
     sites. Geoms, joint ranges (``jnt_limited``; free joints' are ignored) and actuators are kept
     as data (``model.geoms``, ``model.joint_limits``, ``model.actuators``; one
     :class:`~diffsim.io.xml.UnsimulatedWarning`), as are tendons without passive forces or limits
-    (``model.tendons``). Raises :class:`~diffsim.model.ModelError` for other tendons, equality
-    constraints, springs on ball/free joints,
-    gravity compensation, fluid forces, flex objects and plugins.
+    (``model.tendons``). Equalities that couple two 1-DoF joints linearly (joint, or a fixed
+    tendon over two joints) become mimic joints (:func:`~diffsim.io.assemble.equality_coupling`).
+    Raises :class:`~diffsim.model.ModelError` for other tendons and equality constraints, springs
+    on ball/free joints,
+    gravity compensation, wind and the ellipsoid fluid model, flex objects and plugins (the
+    inertia-box fluid model of ``opt.density``/``viscosity`` is simulated).
     """
     import mujoco  # optional dependency (the test extra): only this function needs it
 
@@ -73,15 +76,16 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
     trn_obj = {"joint": OBJ.mjOBJ_JOINT, "jointinparent": OBJ.mjOBJ_JOINT, "tendon": OBJ.mjOBJ_TENDON,
                 "site": OBJ.mjOBJ_SITE, "body": OBJ.mjOBJ_BODY, "slidercrank": OBJ.mjOBJ_SITE}
     refuse = [
-        (m.neq, "equality constraints are not supported"),
         (m.nflex, "flexible (flex) objects are not supported"),
         (m.nplugin, "engine plugins are not supported"),
     ]
     for count, msg in refuse:
         if count:
             raise ModelError(f"MjModel: {msg} (model has {count})")
-    if m.opt.density != 0 or m.opt.viscosity != 0:
-        raise ModelError("MjModel: opt.density/viscosity != 0: fluid forces are not supported")
+    if np.any(m.opt.wind != 0):
+        raise ModelError("MjModel: opt.wind != 0 is not supported (fluid at rest only)")
+    if np.any(m.geom_fluid[:, 0] != 0):
+        raise ModelError("MjModel: the ellipsoid fluid model (geom fluidshape) is not supported (the inertia-box model is)")
 
     def jwhere(j):
         return f"joint {_name(mujoco, m, OBJ.mjOBJ_JOINT, j)!r} (id {j})"
@@ -145,16 +149,24 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
                       np.array(m.geom_pos[g], float), quat_to_rot(m.geom_quat[g]), mesh)
         b = int(m.geom_bodyid[g])
         (bodies[b - 1].geoms if b > 0 else world_geoms).append(raw)
-    tendons = []
+    tendons, springs = [], []
     for k in range(m.ntendon):
-        where = f"tendon {_name(mujoco, m, OBJ.mjOBJ_TENDON, k)!r} (id {k})"
-        if m.tendon_stiffness[k] or m.tendon_damping[k] or m.tendon_frictionloss[k] or m.tendon_limited[k]:
-            raise ModelError(f"MjModel {where}: tendons with stiffness, damping, friction loss or limits are not "
-                             "supported (tendons are kept as actuator transmissions only)")
+        tname = _name(mujoco, m, OBJ.mjOBJ_TENDON, k)
+        where = f"tendon {tname!r} (id {k})"
         wraps = range(int(m.tendon_adr[k]), int(m.tendon_adr[k]) + int(m.tendon_num[k]))
-        if all(int(m.wrap_type[i]) == 1 for i in wraps):  # mjWRAP_JOINT: a fixed tendon
-            tendons.append(Tendon(_name(mujoco, m, OBJ.mjOBJ_TENDON, k), "fixed", tuple(
+        fixed = all(int(m.wrap_type[i]) == 1 for i in wraps)  # mjWRAP_JOINT: a fixed tendon
+        spring = bool(m.tendon_stiffness[k] or m.tendon_damping[k])
+        if m.tendon_frictionloss[k] or m.tendon_limited[k] or (spring and not fixed):
+            raise ModelError(f"MjModel {where}: tendons with friction loss or limits, and springs or dampers on spatial "
+                             "tendons, are not supported")
+        if spring and m.tendon_lengthspring[k][0] != m.tendon_lengthspring[k][1]:
+            raise ModelError(f"MjModel {where}: a tendon spring's deadband is not supported")
+        if fixed:
+            tendons.append(Tendon(tname, "fixed", tuple(
                 (_name(mujoco, m, OBJ.mjOBJ_JOINT, int(m.wrap_objid[i])), float(m.wrap_prm[i])) for i in wraps)))
+            if spring:
+                springs.append((tname, tendons[-1].joints, float(m.tendon_stiffness[k]), float(m.tendon_damping[k]),
+                                float(m.tendon_lengthspring[k][0])))
         else:
             tendons.append(Tendon(_name(mujoco, m, OBJ.mjOBJ_TENDON, k), "spatial", (), tuple(
                 _name(mujoco, m, OBJ.mjOBJ_SITE if int(m.wrap_type[i]) == 3 else OBJ.mjOBJ_GEOM, int(m.wrap_objid[i]))
@@ -173,8 +185,22 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
             _GAIN.get(int(m.actuator_gaintype[a]), "user"), _BIAS.get(int(m.actuator_biastype[a]), "user"),
             _actuator_extras(m, a) or _DYN.get(int(m.actuator_dyntype[a]), "user")))
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
+    refs = {_name(mujoco, m, OBJ.mjOBJ_JOINT, j): float(m.qpos0[int(m.jnt_qposadr[j])]) for j in range(m.njnt)}
+    mimics = []
+    eq_kind = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}  # mjtEq
+    for k in range(m.neq):
+        if not m.eq_active0[k]:
+            continue
+        kind = eq_kind.get(int(m.eq_type[k]), str(int(m.eq_type[k])))
+        o1, o2 = int(m.eq_obj1id[k]), int(m.eq_obj2id[k])
+        jn = lambda j: _name(mujoco, m, OBJ.mjOBJ_JOINT, j) if j >= 0 else None  # noqa: E731
+        mimics.append(equality_coupling(
+            f"MjModel equality {_name(mujoco, m, OBJ.mjOBJ_EQUALITY, k)!r} (id {k})", kind, np.asarray(m.eq_data[k][:5]),
+            refs, joints=(jn(o1), jn(o2)) if kind == "joint" else (None, None),
+            tendon=tendons[o1] if kind == "tendon" else None, two_tendons=kind == "tendon" and o2 >= 0))
     model = assemble(bodies, gravity, dtype, world_geoms=world_geoms, actuators=actuators, what="MjModel",
-                     friction_width=friction_width, tendons=tendons)
+                     friction_width=friction_width, tendons=tendons, mimics=mimics, tendon_springs=springs,
+                     fluid=(float(m.opt.density), float(m.opt.viscosity)) if m.opt.density or m.opt.viscosity else None)
     warn_unsimulated(model, "MjModel", stacklevel=3)
     return model
 

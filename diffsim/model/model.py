@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import joints as jt
+from .fluid import Fluid
 from .mimic import Mimic, couple
 from .topology import Topology
 
@@ -84,6 +85,19 @@ class Tendon(NamedTuple):
     path: tuple = ()
 
 
+class TendonSprings(eqx.Module):
+    """Fixed tendons with passive forces (MuJoCo's tendon ``stiffness``, ``damping`` and
+    ``springlength``; no deadband): length ``L = C q`` over the joints' coordinates (``coef``
+    [nt, nv_rigid], each tendon's coefficients at its joints' DOFs), force along the tendon
+    ``−k (L − L_ref) − b L̇``, on the joints ``Cᵀ`` of it (:func:`joint_passive_forces`)."""
+
+    names: tuple = eqx.field(static=True)
+    coef: jax.Array  # [nt, nv_rigid]
+    stiffness: jax.Array  # [nt] N/m (N m/rad per unit coefficient)
+    damping: jax.Array  # [nt]
+    length_ref: jax.Array  # [nt] the spring's rest length
+
+
 class Model(eqx.Module):
     """A rigid multibody tree. Every float is a differentiable leaf.
 
@@ -117,6 +131,10 @@ class Model(eqx.Module):
     springref: jax.Array | None = None  # [nv_rigid] rest position q_ref, rad or m
     # mimic joints q_m = multiplier · q_master + offset (diffsim.model.mimic); None: none
     mimic: Mimic | None = None
+    # a fluid medium (MuJoCo's inertia-based model, diffsim.model.fluid); None: none
+    fluid: Fluid | None = None
+    # springs and dampers along fixed tendons (TendonSprings); None: none
+    tendon_springs: TendonSprings | None = None
     geoms: tuple = eqx.field(static=True, default=())
     joint_limits: tuple = eqx.field(static=True, default=())
     actuator_force_ranges: tuple = eqx.field(static=True, default=())
@@ -145,8 +163,15 @@ class Model(eqx.Module):
         return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype), self)
 
     def without_gravity(self) -> "Model":
-        """The same model with zero gravity (the bias of ``M⁻¹`` products at rest)."""
+        """The same model with zero gravity."""
         return eqx.tree_at(lambda m: m.gravity, self, jnp.zeros_like(self.gravity))
+
+    def at_rest_unloaded(self) -> "Model":
+        """The same model with zero gravity and without joint or tendon springs: at zero
+        velocity its bias forces vanish (modal stiffness aside), so that a forward-dynamics pass
+        at rest applies ``M⁻¹`` (the springs' ``K (q − q_ref)`` is a force at rest too)."""
+        return eqx.tree_at(lambda m: (m.gravity, m.stiffness, m.tendon_springs), self,
+                           (jnp.zeros_like(self.gravity), None, None), is_leaf=lambda x: x is None)
 
 
 def _spring_coordinates(model: Model, q):
@@ -165,19 +190,32 @@ def joint_passive_forces(model: Model, v_rigid, q=None):
     (with ``q``) joint springs, ``D q̇ + F_s tanh(q̇/ε) + K (q − q_ref)`` (seed 003's joint friction
     ``F_s sgn(q̇) + F_v q̇`` with the sign smoothed over ``ε`` = ``friction_width``; MuJoCo's
     ``stiffness``/``springref`` on revolute and prismatic joints). Every formulation moves them
-    to the right-hand side: ``M v̇ + h = τ − joint_passive_forces``."""
+    to the right-hand side: ``M v̇ + h = τ − joint_passive_forces``. Springs and dampers along
+    fixed tendons (``model.tendon_springs``) add ``Cᵀ (b L̇ + k (L − L_ref))``."""
     f = model.damping * v_rigid + model.frictionloss * jnp.tanh(v_rigid / model.friction_width)
     if q is not None and model.stiffness is not None:
         f = f + model.stiffness * (_spring_coordinates(model, q) - model.springref)
+    ts = model.tendon_springs
+    if ts is not None:  # along fixed tendons: Cᵀ (b L̇ + k (L − L_ref))
+        t = ts.damping * (ts.coef @ v_rigid)
+        if q is not None:
+            t = t + ts.stiffness * (ts.coef @ _spring_coordinates(model, q) - ts.length_ref)
+        f = f + ts.coef.T @ t
     return f
 
 
 def joint_spring_energy(model: Model, q):
-    """``½ Σ K (q − q_ref)²`` [J], the potential of the joint springs (zero without springs)."""
-    if model.stiffness is None:
-        return jnp.zeros((), model.dtype)
-    d = _spring_coordinates(model, q) - model.springref
-    return 0.5 * jnp.sum(model.stiffness * d * d)
+    """``½ Σ K (q − q_ref)²`` [J], the potential of the joint springs, and ``½ Σ k (L − L_ref)²``
+    of the fixed tendons' (zero without springs)."""
+    E = jnp.zeros((), model.dtype)
+    if model.stiffness is not None:
+        d = _spring_coordinates(model, q) - model.springref
+        E = E + 0.5 * jnp.sum(model.stiffness * d * d)
+    ts = model.tendon_springs
+    if ts is not None:
+        e = ts.coef @ _spring_coordinates(model, q) - ts.length_ref
+        E = E + 0.5 * jnp.sum(ts.stiffness * e * e)
+    return E
 
 
 def body_names(model: Model) -> tuple[str, ...]:

@@ -128,15 +128,18 @@ def _field_ref(name: str, field: str, idx) -> ParamRef:
     return ParamRef(get, set_)
 
 
-def _mimic_ref(name: str, field: str, k: int) -> ParamRef:
-    def get(m):
-        return getattr(m.mimic, field)[k]
+def _element_ref(name: str, path: tuple, k: int) -> ParamRef:
+    """Element ``k`` of the array at the attribute ``path`` of a model."""
+
+    def read(m):
+        for a in path:
+            m = getattr(m, a)
+        return m
 
     def set_(m, value):
-        return eqx.tree_at(lambda mm: getattr(mm.mimic, field), m,
-                           getattr(m.mimic, field).at[k].set(conform(name, value, get(m))))
+        return eqx.tree_at(read, m, read(m).at[k].set(conform(name, value, read(m)[k])))
 
-    return ParamRef(get, set_)
+    return ParamRef(lambda m: read(m)[k], set_)
 
 
 def _beam_ref(name: str, body: int, path: tuple) -> ParamRef:
@@ -196,7 +199,7 @@ def model_param_refs(model: Model) -> dict[str, ParamRef]:
                 refs[f"joint.{j}.{k}"] = _field_ref(f"joint.{j}.{k}", k, t.v_slice(i))
     for k, j in enumerate(() if model.mimic is None else model.mimic.joints):
         for f in ("multiplier", "offset"):
-            refs[f"mimic.{j}.{f}"] = _mimic_ref(f"mimic.{j}.{f}", f, k)
+            refs[f"mimic.{j}.{f}"] = _element_ref(f"mimic.{j}.{f}", ("mimic", f), k)
     for i, s in enumerate(t.site_names):
         for k, field in _SITE_FIELDS.items():
             refs[f"site.{s}.{k}"] = _field_ref(f"site.{s}.{k}", field, i)
@@ -214,6 +217,12 @@ def model_param_refs(model: Model) -> dict[str, ParamRef]:
                 for path in leaf_paths(modes):
                     name = f"beam.{b}.{fam}." + ".".join(path)
                     refs[name] = _beam_ref(name, i, (fam, *path))
+    for k, n in enumerate(() if model.tendon_springs is None else model.tendon_springs.names):
+        for f in ("stiffness", "damping", "length_ref"):
+            refs[f"tendon.{n}.{f}"] = _element_ref(f"tendon.{n}.{f}", ("tendon_springs", f), k)
+    if model.fluid is not None:
+        for f in ("density", "viscosity"):
+            refs[f"fluid.{f}"] = attribute_ref(f"fluid.{f}", ("fluid", f))
     refs["gravity"] = _field_ref("gravity", "gravity", None)
     return refs
 

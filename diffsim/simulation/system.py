@@ -39,7 +39,7 @@ from .._util import is_concrete
 from ..complementarity.rigid import RigidContact, rigid_contact_param_refs
 from ..contact.limits import JointLimitGeometry, joint_limits
 from ..contact.model import Contact, ContactSet, contact_param_refs
-from ..dynamics.dispatch import AbstractDynamics, as_dynamics
+from ..dynamics.dispatch import AbstractDynamics, Default, as_dynamics
 from ..loads import Loads, as_loads
 from ..model.model import Model, neutral_configuration
 from ..model.params import ParamRef, conform, lookup, model_param_refs, nested_refs
@@ -175,6 +175,9 @@ class System(eqx.Module):
         self.contact = contact
         self.prescribed = prescribed
         self.dynamics = as_dynamics(dynamics)
+        if model.fluid is not None and not isinstance(self.dynamics, Default):
+            raise ValueError("fluid forces (model.fluid) are applied by the default dynamics only, not by "
+                             f"{type(self.dynamics).__name__}")
         if options is not None and option_fields:
             raise ValueError("give options= or its fields as keywords, not both")
         try:

@@ -54,8 +54,8 @@ def check_against_mujoco(xml):
 # --------------------------------------------------------------------------------------
 
 REFUSED = {
-    "tendon-stiffness": (mjcf(after='<tendon><fixed name="t1" stiffness="2"><joint joint="j" coef="1"/></fixed></tendon>'),
-                         ["<fixed name='t1'>", "tendon stiffness"]),
+    "tendon-frictionloss": (mjcf(after='<tendon><fixed name="t1" frictionloss="2"><joint joint="j" coef="1"/></fixed></tendon>'),
+                            ["<fixed name='t1'>", "tendon frictionloss"]),
     "tendon-limits": (mjcf(after='<tendon><fixed name="t1" range="0 1"><joint joint="j" coef="1"/></fixed></tendon>'),
                       ["<fixed name='t1'>", "length limits"]),
     "equality": (mjcf(after='<equality><joint name="e1" joint1="j"/></equality>'),
@@ -64,7 +64,7 @@ REFUSED = {
     "stiffness-ball": (mjcf('type="ball" stiffness="10"'), ["<joint name='j'>", "ball joint"]),
     "frictionloss-negative": (mjcf('type="slide" frictionloss="-0.1"'), ["<joint name='j'>", "frictionloss"]),
     "frictionloss-free": (mjcf('type="free" frictionloss="0.1"'), ["<joint name='j'>", "free joint"]),
-    "springdamper": (mjcf('springdamper="0.1 1"'), ["<joint name='j'>", "springdamper"]),
+    "springdamper": (mjcf('type="ball" springdamper="0.1 1"'), ["<joint name='j'>", "springdamper"]),
     "damping-polynomial": (mjcf('damping="1 2"'), ["<joint name='j'>", "polynomial"]),
     "joint-type": (mjcf('type="universal"'), ["<joint name='j'>", "unknown joint type"]),
     "composite": (mjcf(inner='<composite type="particle" count="2 2 1" spacing="0.1"/>'), ["<composite>", "composite"]),
@@ -73,7 +73,7 @@ REFUSED = {
     "replicate": (mjcf(inner='<replicate count="2" offset="1 0 0"><geom size="0.1"/></replicate>'), ["<replicate>"]),
     "plugin": (mjcf(inner='<plugin plugin="mujoco.elasticity.cable"/>'), ["<plugin>"]),
     "gravcomp": (mjcf(body='gravcomp="1"'), ["<body name='b'>", "gravcomp"]),
-    "fluid": (mjcf(top='<option density="1.2"/>'), ["<option>", "fluid"]),
+    "wind": (mjcf(top='<option density="1.2" wind="1 0 0"/>'), ["<option>", "wind"]),
     "mesh-inertia": (
         "<mujoco><asset><mesh name='m' vertex='0 0 0 1 0 0 0 1 0 0 0 1'/></asset><worldbody>"
         "<body name='b'><joint/><geom name='g' type='mesh' mesh='m'/></body></worldbody></mujoco>",
@@ -137,7 +137,7 @@ def test_malformed_xml_and_missing_file(tmp_path):
 @pytest.mark.parametrize(
     "xml, needle",
     [
-        (mjcf(after='<tendon><fixed name="t1" damping="1"><joint joint="j" coef="1"/></fixed></tendon>'), "tendon 't1' (id 0): tendons with"),
+        (mjcf(after='<tendon><fixed name="t1" frictionloss="1"><joint joint="j" coef="1"/></fixed></tendon>'), "tendon 't1' (id 0): tendons with"),
         (mjcf(after='<equality><joint name="e1" joint1="j"/></equality>'), "equality"),
         (mjcf('type="ball" stiffness="10"'), "joint 'j' (id 0): a spring (stiffness) on a ball joint"),
         (mjcf(body='gravcomp="1"'), "body 'b' (id 1): gravity compensation"),
@@ -469,7 +469,7 @@ def test_free_joint_limits_skin_and_data(recwarn):
     assert any("kept as data" in str(w.message) for w in recwarn)
     mm = mujoco.MjModel.from_xml_string(xml)
     ref = from_mjmodel(mm)
-    assert model.joint_limits == ref.joint_limits == (ds.model.model.JointLimit("sh", -1.0, 2.0, False),)
+    assert model.joint_limits == ref.joint_limits == (ds.model.model.JointLimit("sh", -1.0, 2.0, True),)
     by_name = {g.name: g for g in model.geoms}
     for g in ref.geoms:  # MuJoCo's compiled geoms (sizes, frames) = the parser's
         mine = by_name[g.name]

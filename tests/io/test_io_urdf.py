@@ -310,12 +310,12 @@ def test_friction_limits_effort_and_collisions_are_read():
     xml = _two_links(joint_extra='<dynamics damping="0.2" friction="0.7"/><limit lower="-1" upper="2" effort="5" velocity="1"/>')
     xml = xml.replace('<link name="b">', '<link name="b"><collision name="c"><origin xyz="0 0 0.1"/>'
                       '<geometry><cylinder radius="0.05" length="0.4"/></geometry></collision>')
-    with pytest.warns(UserWarning, match="1 geoms \\(cylinder\\).*1 joint ranges"):
+    with pytest.warns(UserWarning, match="1 geoms \\(cylinder\\)"):
         m = load_urdf(xml, friction_width=0.02)
     np.testing.assert_allclose(m.frictionloss, [0.7])
     np.testing.assert_allclose(m.friction_width, [0.02])
     np.testing.assert_allclose(m.damping, [0.2])
-    assert m.joint_limits == (ds.model.model.JointLimit("j", -1.0, 2.0, False),)
+    assert m.joint_limits == (ds.model.model.JointLimit("j", -1.0, 2.0, True),)  # enforced by a System
     assert m.actuators[0].forcerange == (-5.0, 5.0) and m.actuators[0].target == "j"
     act = ds.actuation(m)  # the effort limit clamps the commanded torque
     np.testing.assert_allclose(act(jnp.array([7.0]), jnp.zeros(1), jnp.zeros(1)), [5.0])

@@ -16,8 +16,11 @@ the element and its line.
   without mimics projected with a coupling ``G`` read from the file by this test.
 * MJCF vs MuJoCo (``MjModel.from_xml_path``) with every constraint (contacts, limits,
   equality, friction loss) and actuation disabled: the smooth dynamics ``qacc`` at
-  ``qfrc_applied = τ`` (joint springs, damping and armature included; our Coulomb friction set
-  to zero as MuJoCo's is off); also ``load_mjcf == from_mjmodel`` for the same file.
+  ``qfrc_applied = τ`` (joint and fixed-tendon springs, damping, armature and the inertia-box
+  fluid forces included; our Coulomb friction set to zero as MuJoCo's is off); also
+  ``load_mjcf == from_mjmodel`` for the same file. Files whose equality constraints couple two
+  joints (diffsim's mimic joints) are compared at coupled states with MuJoCo's unconstrained
+  ``qacc`` projected onto the coupling with its own mass matrix (:func:`io_peers.mujoco_coupled_forward`).
 
 Accelerations agree to ``RTOL = 1e-12`` relative (``|Δa|∞ / max(1, |a|∞)``): both sides solve
 the same equations in float64, so what is left is round-off. Where the mass matrix is so
@@ -45,7 +48,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from io_peers import assert_same_model, mujoco_forward, pin_maps, random_state, rel_err
+from io_peers import assert_same_model, mujoco_coupled_forward, mujoco_forward, pin_maps, random_state, rel_err
 
 import diffsim as ds
 from diffsim.io import from_mjmodel, load_mjcf, load_urdf
@@ -103,13 +106,9 @@ URDF_MIMIC = {
 }
 SUITE_REFUSED = {
     "ball_in_cup.xml": "tendon length limits",
-    "dog.xml": "springdamper",
-    "fish.xml": "fluid",
+    "dog.xml": "cannot infer inertia from a mesh geom",
     "lqr.xml": "no bodies",
-    "manipulator.xml": "equality",
-    "quadruped.xml": "equality",
-    "stacker.xml": "equality",
-    "swimmer.xml": "fluid",
+    "quadruped.xml": "only a fixed tendon over two joints",
 }
 
 
@@ -240,9 +239,10 @@ def mjcf_vs_mujoco(path, seed=0):
     md = mujoco.MjData(mm)
     rng = np.random.default_rng(seed)
     worst = 0.0
+    forward = mujoco_forward if model.mimic is None else mujoco_coupled_forward
     for _ in range(N_STATES):
         qpos, qvel = random_state(mm, rng)
-        a, a_mj = mujoco_forward(mujoco, mm, md, model, qpos, qvel, rng.normal(size=mm.nv))
+        a, a_mj = forward(mujoco, mm, md, model, qpos, qvel, rng.normal(size=mm.nv))
         worst = max(worst, rel_err(a, a_mj))
     return worst
 
@@ -286,7 +286,7 @@ def test_representative_refusals_name_the_element_and_line():
     _check_refusal(load_urdf, URDFS["alex_description/urdf/alex_psyonic_hands.urdf"],
                    "mimic joint 'Left_index_q2' [URDF <mimic> (line 1037) of <joint name='Left_index_q2'> (line 1030)]: "
                    "unknown master joint 'index_q1'")
-    _check_refusal(load_mjcf, SUITE["fish.xml"], "<option> (line 9): density='5000'")
+    _check_refusal(load_mjcf, SUITE["quadruped.xml"], "<tendon name='coupling_front_left'> (line 272) in <equality>")
 
 
 # --------------------------------------------------------------------------------------

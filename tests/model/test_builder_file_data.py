@@ -49,7 +49,7 @@ def test_data_records_and_their_errors():
     b.add_joint_limit("link", -1.0, 2.0)
     b.add_actuator(Actuator("m", "motor", "joint", "link", (1.0,) + (0.0,) * 5, (-1.0, 1.0), None))
     m = b.build()
-    assert m.joint_limits == (JointLimit("link", -1.0, 2.0, False),)
+    assert m.joint_limits == (JointLimit("link", -1.0, 2.0, True),)
     assert [(g.name, g.body, g.type, g.size, g.pos, g.quat) for g in m.geoms] == [
         ("ball", "tip", "sphere", (0.05, 0.0, 0.0), (0.0, 0.0, 0.1), (1.0, 0.0, 0.0, 0.0)),
         ("floor", None, "plane", (1.0, 1.0, 0.1), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0))]
