@@ -8,6 +8,9 @@ A :class:`Problem` is Crocoddyl's action-model split written once: a dynamics st
   :func:`diffsim.integrate`), so free-floating bases plan like fixed ones.
 * Controls ``u`` [nu]: the driven coordinates only; the generalised force is ``τ = B u`` with
   ``B`` [nv, nu] the selection of the actuated coordinates (an unactuated free base gets τ = 0).
+  Or (``act``, planning ``ctrl``) the controls of the model's actuators, ``τ = act(u, q, v)``
+  (:func:`diffsim.actuation`: gears, gains, biases, ranges; state-dependent for servos), the
+  costs then taking ``u`` as their third argument.
 * ``F``: one classical RK4 step of length ``dt`` with the torque held over the step (zero-order
   hold) — :func:`diffsim.simulation.rk4_step`, the step of :func:`diffsim.rollout`, quaternions
   projected back onto the manifold.
@@ -26,6 +29,7 @@ import numpy as np
 from ..dynamics.configuration import difference, integrate, normalize
 from ..dynamics.dispatch import AbstractDynamics
 from ..loads import Loads
+from ..model.actuation import Actuation
 from ..model.model import Model
 from ..simulation.rollout import rk4_step
 from . import costs
@@ -56,10 +60,11 @@ class Problem(eqx.Module):
     running_cost: Callable = eqx.field(static=True)
     terminal_cost: Callable = eqx.field(static=True)
     bounded: bool = eqx.field(static=True)
+    act: Actuation | None = None
 
     @property
     def nu(self) -> int:
-        return len(self.actuated)
+        return self.act.nu if self.act is not None else len(self.actuated)
 
     @property
     def nv(self) -> int:
@@ -70,9 +75,23 @@ class Problem(eqx.Module):
         out = jnp.zeros(u.shape[:-1] + (self.nv,), u.dtype)
         return out.at[..., np.asarray(self.actuated, dtype=np.int32)].set(u)
 
+    def cost_input(self, u):
+        """The costs' third argument: ``τ = B u`` [..., nv], or the controls ``u`` with ``act``."""
+        return u if self.act is not None else self.tau(u)
+
+    def generalized(self, qs, vs, us):
+        """The generalised forces [N, nv] at the knots: ``B u_k``, or ``act(u_k, q_k, v_k)``."""
+        if self.act is None:
+            return self.tau(us)
+        return jax.vmap(self.act)(us, qs[:-1], vs[:-1])
+
     def step(self, k, q, v, u):
-        """``(q_{k+1}, v_{k+1}) = F(q_k, v_k, u_k)``: one RK4 step with ``τ = B u`` held."""
-        loads = Loads(tau=self.tau(u), forces=self.forces)
+        """``(q_{k+1}, v_{k+1}) = F(q_k, v_k, u_k)``: one RK4 step with ``τ = B u`` (or the
+        actuators' force of the controls ``u``, evaluated at every stage) held."""
+        if self.act is None:
+            loads = Loads(tau=self.tau(u), forces=self.forces)
+        else:
+            loads = Loads(forces=self.forces, ctrl=u, actuation=self.act)
         return rk4_step(self.model, loads, self.t0 + k * self.dt, q, v, self.dt, self.dynamics)
 
     def rollout(self, us):
@@ -89,8 +108,9 @@ class Problem(eqx.Module):
         return jnp.concatenate([q0[None], qs]), jnp.concatenate([self.v0[None], vs])
 
     def trajectory_cost(self, qs, vs, us):
-        """``J = Σ_k dt ℓ(q_k, v_k, B u_k) + ℓ_f(q_N, v_N)`` of a trajectory."""
-        run = jax.vmap(self.running_cost)(qs[:-1], vs[:-1], self.tau(us))
+        """``J = Σ_k dt ℓ(q_k, v_k, B u_k) + ℓ_f(q_N, v_N)`` of a trajectory (``ℓ(q_k, v_k, u_k)``
+        with ``act``)."""
+        run = jax.vmap(self.running_cost)(qs[:-1], vs[:-1], self.cost_input(us))
         return self.dt * jnp.sum(run) + self.terminal_cost(qs[-1], vs[-1])
 
     def objective(self, us):
@@ -137,7 +157,7 @@ class Problem(eqx.Module):
         def run(q, v, u):
             def lift(z):
                 qq, vv = self.retract(q, v, z[:nx])
-                return qq, vv, self.tau(z[nx:])
+                return qq, vv, self.cost_input(z[nx:])
 
             return quadratic_model(self.running_cost, lift, jnp.concatenate([jnp.zeros(nx, u.dtype), u]), self.dt)
 

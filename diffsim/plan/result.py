@@ -46,7 +46,8 @@ class Plan(AbstractOutcome):
     """A planned trajectory (a pytree: works as the output of ``jit``/``vmap``).
 
     t [N+1]: the grid ``t0 + k dt`` [s]; tau [N, nv]: the generalised forces held over each step
-    (zero on unactuated coordinates); q [N+1, nq], v [N+1, nv]: the states they produce;
+    (zero on unactuated coordinates; for a plan of actuator controls, their force at each knot,
+    ``ctrl`` [N, nu] being the controls held); q [N+1, nq], v [N+1, nv]: the states they produce;
     cost: ``J`` at the plan; iterations: iterations run; status: a :class:`PlanStatus` code;
     cost_history [max_iter+1]: ``J`` after each iteration (entry 0: the initial guess; after the
     last iteration the final value is repeated); problem: the :class:`~.problem.Problem` solved
@@ -62,18 +63,23 @@ class Plan(AbstractOutcome):
     cost_history: jax.Array
     problem: Problem
     method: str = eqx.field(static=True, default="ddp")
+    ctrl: jax.Array | None = None
 
     @property
     def u(self):
-        """The driven torques ``u`` [N, nu] (``tau`` at the actuated coordinates)."""
+        """The planned controls [N, nu]: the driven torques (``tau`` at the actuated coordinates),
+        or the actuators' controls ``ctrl`` of a plan made with ``ctrl=True``."""
+        if self.ctrl is not None:
+            return self.ctrl
         return self.tau[..., np.asarray(self.problem.actuated, dtype=np.int32)]
 
 
 
 def make_plan(problem: Problem, us, qs, vs, cost, iterations, status, history, method) -> Plan:
     t = problem.t0 + problem.dt * jnp.arange(problem.horizon + 1, dtype=problem.dt.dtype)
-    return Plan(t=t, tau=problem.tau(us), q=qs, v=vs, cost=cost, iterations=jnp.asarray(iterations, jnp.int32),
-                status=jnp.asarray(status, jnp.int32), cost_history=history, problem=problem, method=method)
+    return Plan(t=t, tau=problem.generalized(qs, vs, us), q=qs, v=vs, cost=cost,
+                iterations=jnp.asarray(iterations, jnp.int32), status=jnp.asarray(status, jnp.int32),
+                cost_history=history, problem=problem, method=method, ctrl=us if problem.act is not None else None)
 
 
 def fill_history(history, it, value):

@@ -63,6 +63,9 @@ def sensitivity(plan: Plan, params: Sequence[str], *, solver: str = "dense", act
     """
     if not isinstance(plan, Plan):
         raise TypeError(f"sensitivity expects a Plan, got {type(plan).__name__}")
+    if plan.ctrl is not None:
+        raise ValueError("sensitivity of a plan of actuator controls (ctrl=True) is not built: plan generalised "
+                         "forces (actuation=) to differentiate the optimal torques")
     if plan.tau.ndim != 2:
         raise ValueError(f"sensitivity takes one plan, got a batch (tau shape {plan.tau.shape}): vmap it")
     if isinstance(params, str):

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._util import is_concrete
 from ..dynamics.dispatch import as_dynamics
+from ..model.actuation import actuation as model_actuation
 from ..model.model import Model
 from .cem import DEFAULTS as CEM_DEFAULTS
 from .cem import solve_cem
@@ -63,7 +64,7 @@ def _scalar_cost(name, fn, *args):
 
 
 def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_cost, tau_limits=None, actuation=None,
-                 forces=(), dynamics=None, t0=0.0) -> Problem:
+                 forces=(), dynamics=None, t0=0.0, ctrl: bool = False) -> Problem:
     """A checked :class:`~.problem.Problem` (arguments as in :func:`solve`)."""
     if not isinstance(model, Model):
         raise TypeError(f"plan.solve expects a diffsim Model, got {type(model).__name__}")
@@ -87,19 +88,40 @@ def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_co
         raise ValueError(f"dt must be positive, got {float(dt)}")
     if is_concrete(q0, v0) and not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
         raise ValueError("q0/v0 are not finite")
-    actuated = actuated_indices(model, actuation)
-    if not actuated:
-        raise ValueError("actuation selects no coordinate: nothing to plan")
-    nu = len(actuated)
-    if tau_limits is None:
-        lo, hi = jnp.full(nu, -jnp.inf, dtype), jnp.full(nu, jnp.inf, dtype)
+    act = None
+    if ctrl:
+        if actuation is not None:
+            raise ValueError("ctrl=True plans the controls of the model's actuators; actuation= (driven coordinates) "
+                             "is for planning generalised forces")
+        act = model_actuation(model)
+        actuated, nu = (), act.nu
+        if tau_limits is None:  # the actuators' ctrlranges (±inf where unlimited)
+            lo, hi = act.ctrl_lo.astype(dtype), act.ctrl_hi.astype(dtype)
+            bounded = any(a.ctrlrange is not None for a in model.actuators)
+        else:
+            lo, hi = (jnp.broadcast_to(jnp.asarray(x, dtype), (nu,)) for x in tau_limits)
+            bounded = True
+        # the box holds the controls in range: the actuators' own clamp would only add kinks
+        # (zero derivative beyond the range) to the local models
+        inf = jnp.full(nu, jnp.inf, act.ctrl_lo.dtype)
+        act = eqx.tree_at(lambda a: (a.ctrl_lo, a.ctrl_hi), act, (-inf, inf))
+        probe = jnp.zeros(nu, dtype)
     else:
-        lo, hi = _limits(tau_limits, model, actuated, dtype)
-    _scalar_cost("running_cost", running_cost, q0, v0, jnp.zeros(model.nv, dtype))
+        actuated = actuated_indices(model, actuation)
+        if not actuated:
+            raise ValueError("actuation selects no coordinate: nothing to plan")
+        nu = len(actuated)
+        if tau_limits is None:
+            lo, hi = jnp.full(nu, -jnp.inf, dtype), jnp.full(nu, jnp.inf, dtype)
+        else:
+            lo, hi = _limits(tau_limits, model, actuated, dtype)
+        bounded = tau_limits is not None
+        probe = jnp.zeros(model.nv, dtype)
+    _scalar_cost("running_cost", running_cost, q0, v0, probe)
     _scalar_cost("terminal_cost", terminal_cost, q0, v0)
     return Problem(model=model, q0=q0, v0=v0, dt=dt, t0=jnp.asarray(t0, dtype), lo=lo, hi=hi, forces=tuple(forces),
                    dynamics=as_dynamics(dynamics), horizon=int(horizon), actuated=actuated, running_cost=running_cost,
-                   terminal_cost=terminal_cost, bounded=tau_limits is not None)
+                   terminal_cost=terminal_cost, bounded=bounded, act=act)
 
 
 def _initial_controls(problem: Problem, tau_init, dtype):
@@ -107,6 +129,10 @@ def _initial_controls(problem: Problem, tau_init, dtype):
     if tau_init is None:
         return problem.clip(jnp.zeros((N, nu), dtype))
     tau_init = jnp.asarray(tau_init, dtype)
+    if problem.act is not None:
+        if tau_init.shape != (N, nu):
+            raise ValueError(f"tau_init (the initial controls) must have shape ({N}, {nu}), got {tau_init.shape}")
+        return tau_init
     if tau_init.shape == (N, nv):
         return tau_init[:, np.asarray(problem.actuated)]
     if tau_init.shape == (N, nu):
@@ -127,7 +153,7 @@ def _run(problem: Problem, u0, method: str, max_iter: int, tol, key, options: di
 def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost, tau_limits=None,
           method: str = "ddp", tau_init=None, max_iter: int | None = None, tol: float | None = None,
           contact=None, actuation=None, forces=(), dynamics=None, t0=0.0, key=None,
-          options: dict | None = None) -> Plan:
+          options: dict | None = None, ctrl: bool = False) -> Plan:
     """Torques that take ``model`` from ``(q0, v0)`` over ``horizon`` steps of ``dt`` at minimum
 
         J = Σ_{k<N} dt · running_cost(q_k, v_k, τ_k) + terminal_cost(q_N, v_N)
@@ -160,6 +186,13 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
         key: a PRNG key (``"cem"``; default ``PRNGKey(0)``).
         options: ``"cem"`` only: ``population`` (256), ``elite_fraction`` (0.1), ``sigma`` (initial
             spread; default half the box, or 1), ``smoothing`` (0).
+        ctrl: plan the controls ``u`` [nu] of the model's actuators (MJCF ``<actuator>``, URDF
+            effort limits; :func:`diffsim.actuation`: gears, servo gains and biases, force ranges)
+            instead of generalised forces: each step applies ``τ = actuation(u, q, v)`` at every
+            RK4 stage (what ``ds.rollout(..., ctrl=)`` does); the running cost is
+            ``ℓ(q, v, u)``; the box defaults to the actuators' ``ctrlrange`` (``tau_limits``
+            overrides it); ``tau_init`` is the initial controls [N, nu]; ``Plan.ctrl`` holds the
+            controls, ``Plan.tau`` the actuators' generalised forces at the knots.
 
     Works under ``jit``, ``vmap`` (e.g. over ``q0``, targets closed over in the costs, model
     parameters) and in float32/float64 (the model's dtype). Bad input raises ``ValueError`` /
@@ -176,7 +209,7 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
             "diffsim.plan.solve_system(system, names, objective)")
     problem = make_problem(model, q0, v0, horizon=horizon, dt=dt, running_cost=running_cost,
                            terminal_cost=terminal_cost, tau_limits=tau_limits, actuation=actuation, forces=forces,
-                           dynamics=dynamics, t0=t0)
+                           dynamics=dynamics, t0=t0, ctrl=ctrl)
     dtype = model.dtype
     d_iter, tol64, tol32 = DEFAULT_SETTINGS[method]
     max_iter = d_iter if max_iter is None else max_iter
