@@ -41,6 +41,21 @@ def free_velocity_map(model, q, v):
     return T, Tdv
 
 
+def release_compiled_programs(max_maps: int = 20_000) -> None:
+    """Drop JAX's compiled programs once the process holds ``max_maps`` memory mappings: a loop
+    over many models compiles a few programs per model, and XLA's CPU backend maps ~3 regions
+    per executable; at Linux's ``vm.max_map_count`` (65530) LLVM fails ("Cannot allocate
+    memory") and the process dies (tests/conftest.py releases between modules; a corpus loop
+    needs it inside)."""
+    try:
+        with open("/proc/self/maps") as f:
+            n = sum(1 for _ in f)
+    except OSError:  # not Linux: no such limit
+        return
+    if n > max_maps:
+        jax.clear_caches()
+
+
 def rel_err(a, b):
     a, b = np.asarray(a), np.asarray(b)
     return float(np.abs(a - b).max() / max(1.0, np.abs(b).max()))

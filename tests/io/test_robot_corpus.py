@@ -48,7 +48,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from io_peers import assert_same_model, mujoco_coupled_forward, mujoco_forward, pin_maps, random_state, rel_err
+from io_peers import (assert_same_model, mujoco_coupled_forward, mujoco_forward, pin_maps, random_state, rel_err,
+                      release_compiled_programs)
 
 import diffsim as ds
 from diffsim.io import from_mjmodel, load_mjcf, load_urdf
@@ -307,6 +308,7 @@ def urdf_corpus(every: int = 1):
         assert n_mimic == URDF_MIMIC.get(name, 0), (name, n_mimic)
         if loaded % every == 0:
             errors[name] = urdf_vs_pinocchio(path)
+            release_compiled_programs()
         loaded += 1
     assert loaded == len(URDFS) - len(URDF_REFUSED)
     return errors, loaded
@@ -338,5 +340,6 @@ def test_suite_corpus():
             _check_refusal(load_mjcf, path, SUITE_REFUSED[name])
             continue
         errors[name] = mjcf_vs_mujoco(path)
+        release_compiled_programs()
     print("MJCF vs MuJoCo, worst relative difference per file:", errors)
     assert max(errors.values()) <= RTOL, {k: e for k, e in errors.items() if not e <= RTOL}
