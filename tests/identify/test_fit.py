@@ -38,6 +38,7 @@ def swing():
     return truth, measured(truth, seed=1)
 
 
+@pytest.mark.slow  # 7-12 s of compile: the full suite runs it, the fast subset (<= 3 min) does not
 def test_joint_viscous_and_coulomb_friction_are_recovered(swing):
     truth, exp = swing
     start = ds.set_params(truth, {"joint.arm.damping": 0.1, "joint.arm.frictionloss": 0.05})

@@ -72,6 +72,7 @@ def test_root_conditions_hold_exactly_and_strain_is_unchanged(root):
         np.testing.assert_allclose(g["dW"][1:-1], dW, rtol=1e-7, atol=1e-8, err_msg=name)
 
 
+@pytest.mark.slow  # 7-12 s of compile: the full suite runs it, the fast subset (<= 3 min) does not
 def test_ritz_with_free_form_polynomials_converges_to_the_elastic_boundary_frequencies():
     """Rayleigh–Ritz with ``p`` pinned monomials ``eta … eta^p`` plus the root spring in the
     stiffness (``boundary_stiffness``) and the tip in the mass: every hub-locked frequency is an

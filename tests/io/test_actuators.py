@@ -98,6 +98,7 @@ def test_ctrl_drives_simulate_and_rollout_like_mujoco(small):
     np.testing.assert_allclose(sim.q[-1], md.qpos, rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow  # 7-12 s of compile: the full suite runs it, the fast subset (<= 3 min) does not
 def test_gradients_match_central_differences(small):
     _, _, m, _ = small
 

@@ -67,6 +67,7 @@ def test_fluid_and_tendon_forces_equal_mujocos(files):
         assert float(fluid_power(model, q, v)) < 0
 
 
+@pytest.mark.slow  # 7-12 s of compile: the full suite runs it, the fast subset (<= 3 min) does not
 def test_energy_bookkeeping_closes_with_fluid_and_tendon_damping(files):
     """``T + V + ∫ P_dissipated dt`` stays constant along a tumbling, flapping run (the tendon
     spring's energy in ``V``, the fluid's and the dampers' power in the dissipation)."""
@@ -82,6 +83,7 @@ def test_energy_bookkeeping_closes_with_fluid_and_tendon_damping(files):
     np.testing.assert_allclose(E, E[0], rtol=0, atol=1e-7 * abs(float(E[0])))
 
 
+@pytest.mark.slow  # 7-12 s of compile: the full suite runs it, the fast subset (<= 3 min) does not
 def test_gradients_with_respect_to_fluid_and_tendon_parameters(files):
     _, model, _ = files
     names = ["fluid.density", "fluid.viscosity", "tendon.T.stiffness", "tendon.T.damping"]

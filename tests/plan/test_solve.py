@@ -34,6 +34,7 @@ def swing_ddp(pend):
     return ds.plan.solve(pend, DOWN, jnp.zeros(1), **SWING, tol=1e-14)
 
 
+@pytest.mark.slow  # 7-12 s of compile: the full suite runs it, the fast subset (<= 3 min) does not
 def test_ddp_swings_the_pendulum_up_and_matches_shooting(pend, swing_ddp):
     p = swing_ddp
     assert p.message == "converged" and int(p.iterations) < 30
