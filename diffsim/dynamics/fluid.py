@@ -30,9 +30,13 @@ def box_sides(model: Model):
 
 def fluid_wrenches(model: Model, q, v):
     """Fluid wrenches ``[n; f]`` [nb, 6] on every body (module docstring)."""
+    return _wrenches(model, body_velocities(model, q, v))
+
+
+def _wrenches(model: Model, tw):
+    """The fluid wrenches at the body twists ``tw`` [nb, 6] (``[ω; v]``, body coordinates, origin)."""
     fl = model.fluid
     R, c = fl.axes, model.com
-    tw = body_velocities(model, q, v)
     w_b, vo_b = tw[:, :3], tw[:, 3:]
     vc_b = vo_b + jnp.cross(w_b, c)
     w, vc = jnp.einsum("bji,bj->bi", R, w_b), jnp.einsum("bji,bj->bi", R, vc_b)
@@ -49,4 +53,5 @@ def fluid_wrenches(model: Model, q, v):
 
 def fluid_power(model: Model, q, v):
     """Power of the fluid forces on the system [W] (≤ 0: the fluid only dissipates)."""
-    return jnp.sum(fluid_wrenches(model, q, v) * body_velocities(model, q, v))
+    tw = body_velocities(model, q, v)  # one kinematics pass for the wrenches and their power
+    return jnp.sum(_wrenches(model, tw) * tw)
