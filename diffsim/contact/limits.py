@@ -100,12 +100,6 @@ def _bound_ref(name: str, k: int) -> ParamRef:
     return ParamRef(lambda g: g.bound[k], set_)
 
 
-@eqx.filter_jit
-def _mass_diagonal(model: Model, q):
-    """``diag M(q)`` (one compiled program per model structure: eager use stays fast)."""
-    return jnp.diagonal(mass_matrix(model, q))
-
-
 def limited_joints(model: Model, joints=None) -> list:
     """The model's joint ranges (``Model.joint_limits``) to enforce, with their ``q`` and ``v``
     indices: those on 1-DoF joints the file asks to enforce (``JointLimit.enforced``; ball joints'
@@ -168,7 +162,7 @@ def joint_limits(model: Model, q0=None, *, joints=None, law: AbstractNormalLaw |
     geom = JointLimitGeometry(tuple(names), tuple(sides), tuple(iq), tuple(iv), jnp.asarray(bound, dtype))
     if law is None:
         q = neutral_configuration(model) if q0 is None else jnp.asarray(q0, dtype)
-        inertia = _mass_diagonal(model, q)[np.asarray(iv, np.int32)]
+        inertia = jnp.diagonal(mass_matrix(model, q))[np.asarray(iv, np.int32)]
         law = LinearSpringDamper(K=inertia / timeconst**2, c=2.0 * inertia / timeconst)
     elif not isinstance(law, AbstractNormalLaw):
         raise ContactError(f"law must be a normal-force law (diffsim.contact.normal_law), got {type(law).__name__}")
