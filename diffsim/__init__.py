@@ -37,7 +37,7 @@ from .dynamics import (
 )
 from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco
 from .loads import Loads, PointForce, TimeSeries, point_force, site_force
-from .model.actuation import Actuation, ActuationError, actuation
+from .actuators import Actuation, ActuationError, actuation
 from .model import (
     Beam,
     FlexBody,

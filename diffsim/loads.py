@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .dynamics.kinematics import body_velocities, forward_kinematics
-from .model.actuation import Actuation, actuation
+from .actuators import Actuation, actuation
 from .model.model import Model
 
 
@@ -138,7 +138,7 @@ class Loads(eqx.Module):
                 raise ValueError(f"tau must evaluate to shape ({model.nv},) (one entry per velocity), got {u.shape}")
             tau = tau + u
         if self.ctrl is not None:
-            tau = tau + self.actuation(evaluate_signal(self.ctrl, t, q, v), q, v)
+            tau = tau + self.actuation(evaluate_signal(self.ctrl, t, q, v), q, v, model)
         return tau
 
     def evaluate(self, model: Model, t, q, v):

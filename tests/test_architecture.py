@@ -27,6 +27,7 @@ LAYERS = {
     "beams": 1,
     "model": 2,
     "dynamics": 3,
+    "actuators": 3.5,  # controls to generalised forces (site transmissions need the kinematics)
     "formulations": 4, "loads": 4, "flexible": 4, "io": 4,
     "contact": 5,
     "complementarity": 6,

@@ -493,7 +493,7 @@ class _MJCFParser:
                     types["biastype"] = "dampratio (kv from the joint's reflected inertia)"
                 out.append(Actuator(a.get("name"), el.tag, trn[0], a[trn[0]], gear, rng("ctrlrange", "ctrllimited"),
                                     rng("forcerange", "forcelimited"), tuple(float(x) for x in gain),
-                                    tuple(float(x) for x in bias), **types))
+                                    tuple(float(x) for x in bias), **types, refsite=a.get("refsite")))
         return out
 
     def _children(self, el, index, frame, bodies, site_lists, world=False):

@@ -183,7 +183,9 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
             tuple(float(x) for x in m.actuator_forcerange[a]) if m.actuator_forcelimited[a] else None,
             tuple(float(x) for x in m.actuator_gainprm[a][:3]), tuple(float(x) for x in m.actuator_biasprm[a][:3]),
             _GAIN.get(int(m.actuator_gaintype[a]), "user"), _BIAS.get(int(m.actuator_biastype[a]), "user"),
-            _actuator_extras(m, a) or _DYN.get(int(m.actuator_dyntype[a]), "user")))
+            _actuator_extras(m, a) or _DYN.get(int(m.actuator_dyntype[a]), "user"),
+            _name(mujoco, m, OBJ.mjOBJ_SITE, int(m.actuator_trnid[a][1]))
+            if trn == "site" and int(m.actuator_trnid[a][1]) >= 0 else None))
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
     refs = {_name(mujoco, m, OBJ.mjOBJ_JOINT, j): float(m.qpos0[int(m.jnt_qposadr[j])]) for j in range(m.njnt)}
     mimics = []

@@ -56,7 +56,8 @@ class Actuator(NamedTuple):
     (``motor``/``position``/``velocity``/``general``/… or ``effort`` for a URDF effort limit),
     transmission ``trntype`` (``joint``/``tendon``/``site``/…) and its ``target`` name,
     ``gear`` (6), ``ctrlrange``/``forcerange`` (``None`` when unlimited), MuJoCo's
-    ``gainprm``/``biasprm`` (the first 3 entries) and its ``gaintype``/``biastype``/``dyntype``.
+    ``gainprm``/``biasprm`` (the first 3 entries) and its ``gaintype``/``biastype``/``dyntype``;
+    ``refsite`` the reference site of a site transmission (``None``: none).
     Applied by :func:`diffsim.actuation` (controls to generalised forces)."""
 
     name: str | None
@@ -71,6 +72,7 @@ class Actuator(NamedTuple):
     gaintype: str = "fixed"
     biastype: str = "affine"
     dyntype: str = "none"
+    refsite: str | None = None
 
 
 class Tendon(NamedTuple):

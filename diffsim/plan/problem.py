@@ -29,7 +29,7 @@ import numpy as np
 from ..dynamics.configuration import difference, integrate, normalize
 from ..dynamics.dispatch import AbstractDynamics
 from ..loads import Loads
-from ..model.actuation import Actuation
+from ..actuators import Actuation
 from ..model.model import Model
 from ..simulation.rollout import rk4_step
 from . import costs
@@ -83,7 +83,7 @@ class Problem(eqx.Module):
         """The generalised forces [N, nv] at the knots: ``B u_k``, or ``act(u_k, q_k, v_k)``."""
         if self.act is None:
             return self.tau(us)
-        return jax.vmap(self.act)(us, qs[:-1], vs[:-1])
+        return jax.vmap(lambda u, q, v: self.act(u, q, v, self.model))(us, qs[:-1], vs[:-1])
 
     def step(self, k, q, v, u):
         """``(q_{k+1}, v_{k+1}) = F(q_k, v_k, u_k)``: one RK4 step with ``τ = B u`` (or the

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._util import is_concrete
 from ..dynamics.dispatch import as_dynamics
-from ..model.actuation import actuation as model_actuation
+from ..actuators import actuation as model_actuation
 from ..model.model import Model
 from .cem import DEFAULTS as CEM_DEFAULTS
 from .cem import solve_cem

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.metadata
 import re
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -119,9 +120,8 @@ def test_gradients_match_central_differences(small):
 
     @jax.jit
     def with_kp(kp):
-        return final(u, act.__class__(act.moment, act.moment_q, act.gain.at[1, 0].set(kp), act.bias.at[1, 1].set(-kp),
-                                      act.ctrl_lo, act.ctrl_hi, act.force_lo, act.force_hi, act.tau_lo, act.tau_hi,
-                                      act.names))
+        return final(u, eqx.tree_at(lambda a: (a.gain, a.bias), act, (act.gain.at[1, 0].set(kp),
+                                                                       act.bias.at[1, 1].set(-kp))))
 
     g_kp = jax.grad(with_kp)(kp)
     np.testing.assert_allclose(g_kp, (with_kp(kp + h) - with_kp(kp - h)) / (2 * h), rtol=1e-6)
@@ -170,10 +170,12 @@ def test_refusals_name_the_actuator():
                       '<general name="filt" joint="j3" dyntype="filter" dynprm="0.1"/>')
     with pytest.raises(ds.ActuationError, match="'filt'.*activation dynamics"):
         ds.actuation(load_mjcf(xml))
-    xml = XML.replace('<motor name="m1" joint="j1"', '<motor name="m1" site="s"').replace(
-        '<joint name="j1" type="hinge" axis="0 1 0" damping="0.1"/>',
-        '<joint name="j1" type="hinge" axis="0 1 0" damping="0.1"/><site name="s"/>')
-    with pytest.raises(ds.ActuationError, match="'m1'.*site transmissions"):
+    xml = XML.replace('<motor name="m1" joint="j1"', '<motor name="m1" site="s"')
+    with pytest.raises(ds.ActuationError, match="'m1'.*no site 's'"):
+        ds.actuation(load_mjcf(xml))
+    xml = XML.replace('<motor name="m1" joint="j1"', '<motor name="m1" jointinparent="j1"').replace(
+        '<motor name="m1" jointinparent="j1"', '<motor name="m1" body="b"')
+    with pytest.raises(ds.ActuationError, match="'m1'.*body transmissions are not applied"):
         ds.actuation(load_mjcf(xml))
     b = ds.ModelBuilder()
     b.add_body("x", joint="revolute", axis=(0, 0, 1), mass=1.0, inertia=(1, 1, 1))

@@ -1,22 +1,26 @@
 """Actuators: controls ``u`` [nu] to generalised forces ``τ`` [nv] (``ds.actuation(model)``).
 
 MuJoCo's actuator model without activation dynamics (MuJoCo documentation, "Actuation model"),
-on joint and fixed-tendon transmissions:
+on joint, fixed-tendon and site transmissions:
 
-* length and velocity of actuator ``i``: ``l_i = Σ_j g_i c_ij q_j``, ``l̇_i = Σ_j g_i c_ij v_j``
-  (``g_i`` the first entry of its ``gear``; ``c_ij`` = 1 for its joint, the tendon's
-  coefficients for a fixed tendon), so the moment arm is ``∂l_i/∂q_j = g_i c_ij``;
+* length and velocity of actuator ``i`` on joints or a fixed tendon: ``l_i = Σ_j g_i c_ij q_j``,
+  ``l̇_i = Σ_j g_i c_ij v_j`` (``g_i`` the first entry of its ``gear``; ``c_ij`` = 1 for its
+  joint, the tendon's coefficients for a fixed tendon), so the moment arm is ``∂l_i/∂q_j = g_i c_ij``;
+* on a site ``s`` (no ``refsite``): the actuator pushes along its 6-vector ``gear`` expressed in
+  the site frame, ``l_i = 0`` and ``l̇_i = g_i · [v_s; ω_s]`` with the site's linear and angular
+  velocity in its own frame, so its moment arm is the configuration-dependent row
+  ``∂l̇_i/∂v = g_iᵀ J_s(q)`` (the site Jacobian in the site frame; MuJoCo's ``mj_transmission``);
 * control clamped to ``ctrlrange`` when limited; force
   ``f_i = (a_0 + a_1 l_i + a_2 l̇_i) u_i + b_0 + b_1 l_i + b_2 l̇_i`` (``gainprm`` a, ``biasprm`` b;
   a fixed gain keeps ``a_0`` only, bias ``none`` is zero), clamped to ``forcerange`` when limited;
-* generalised force ``τ_j = Σ_i (∂l_i/∂q_j) f_i``, clamped on a joint with an actuator force
+* generalised force ``τ_j = Σ_i (∂l̇_i/∂v_j) f_i``, clamped on a joint with an actuator force
   range (MuJoCo's joint ``actuatorfrcrange``; MuJoCo's URDF import puts effort limits there).
 
 ``motor`` is ``a = (1, 0, 0)``, ``b = 0``; ``position`` ``a = (k_p, 0, 0)``, ``b = (0, −k_p, −k_v)``;
 ``velocity`` ``a = (k_v, 0, 0)``, ``b = (0, 0, −k_v)``; a URDF ``effort`` limit is a motor whose force
-is clamped to ``±effort``. Everything else (activation dynamics, ball/free-joint, site, slider-crank
-and spatial-tendon transmissions, user gains) is refused by :func:`actuation`, naming the
-actuator.
+is clamped to ``±effort``. Everything else (activation dynamics, ball/free-joint, site transmissions
+with a ``refsite``, slider-crank and spatial-tendon transmissions, user gains) is refused by
+:func:`actuation`, naming the actuator.
 
 The arrays of :class:`Actuation` are differentiable leaves (gains, biases, gears, ranges).
 """
@@ -28,8 +32,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .joints import JointType
-from .model import Actuator, Model
+from .dynamics.kinematics import body_velocities
+from .model.joints import JointType
+from .model.model import Actuator, Model
 
 #: Actuator kinds applied (MJCF element names, ``effort`` for a URDF effort limit); the readers
 #: store each kind's gain and bias (module docstring).
@@ -41,15 +46,19 @@ class ActuationError(ValueError):
 
 
 class Actuation(eqx.Module):
-    """``u`` [nu] → ``τ`` [nv] for a model's actuators (module docstring): ``actuation(u, q, v)``.
+    """``u`` [nu] → ``τ`` [nv] for a model's actuators (module docstring): ``actuation(u, q, v)``
+    (``actuation(u, q, v, model)`` when an actuator drives a site).
 
-    Fields: ``moment`` [nu, nv] (``∂l/∂q`` in velocity coordinates), ``moment_q`` [nu, nq] (the
-    same on the configuration rows of the actuated 1-DoF joints), ``gain`` [nu, 3], ``bias``
-    [nu, 3], ``ctrl_lo/hi`` and ``force_lo/hi`` [nu], ``tau_lo/hi`` [nv] (±inf when unlimited),
-    ``names`` (static)."""
+    Fields: ``moment`` [nu, nv] (``∂l/∂q`` in velocity coordinates of the joint and tendon
+    transmissions; zero rows for site ones), ``moment_q`` [nu, nq] (the same on the configuration
+    rows of the actuated 1-DoF joints), ``site_gear`` [nu, 6] (the gear of site transmissions, in
+    the site frame; zero rows elsewhere), ``gain`` [nu, 3], ``bias`` [nu, 3], ``ctrl_lo/hi`` and
+    ``force_lo/hi`` [nu], ``tau_lo/hi`` [nv] (±inf when unlimited), ``names`` and ``sites`` (static:
+    the site index of each actuator, -1 for joint and tendon transmissions)."""
 
     moment: jax.Array
     moment_q: jax.Array
+    site_gear: jax.Array
     gain: jax.Array
     bias: jax.Array
     ctrl_lo: jax.Array
@@ -59,29 +68,56 @@ class Actuation(eqx.Module):
     tau_lo: jax.Array
     tau_hi: jax.Array
     names: tuple = eqx.field(static=True)
+    sites: tuple = eqx.field(static=True, default=())
 
     @property
     def nu(self) -> int:
         return len(self.names)
 
-    def length(self, q, v):
-        """Actuator lengths ``l`` and velocities ``l̇`` [nu]."""
-        return self.moment_q @ q, self.moment @ v
+    def moments(self, q, model: Model | None = None):
+        """Moment arms ``∂l̇/∂v`` [nu, nv] at ``q``: the constant rows of joint and tendon
+        transmissions plus ``g_iᵀ J_s(q)`` of site ones (which need the ``model``)."""
+        on_site = [i for i, s in enumerate(self.sites) if s >= 0]
+        if not on_site:
+            return self.moment
+        if model is None:
+            raise ValueError(f"actuators {[self.names[i] for i in on_site]} drive sites: their moment arms depend on "
+                             "the configuration, call actuation(u, q, v, model)")
+        idx = np.asarray(on_site)
+        site = np.asarray([self.sites[i] for i in on_site])
+        body = np.asarray(model.topology.site_body)[site]
+        R, r, g = model.site_rot[site], model.site_pos[site], self.site_gear[idx]
 
-    def force(self, u, q, v):
+        def rates(v):  # g · [v_s; ω_s], the site's velocity in its own frame
+            V = body_velocities(model, q, v)[body]
+            w, vo = V[:, :3], V[:, 3:] + jnp.cross(V[:, :3], r)
+            return jnp.sum(g[:, :3] * jnp.einsum("kji,kj->ki", R, vo) + g[:, 3:] * jnp.einsum("kji,kj->ki", R, w), -1)
+
+        rows = jax.jacfwd(rates)(jnp.zeros(model.nv, self.moment.dtype))  # exact: linear in v
+        return self.moment.at[idx].add(rows)
+
+    def length(self, q, v, model: Model | None = None):
+        """Actuator lengths ``l`` and velocities ``l̇`` [nu] (a site transmission's length is 0)."""
+        return self.moment_q @ q, self.moments(q, model) @ v
+
+    def force(self, u, q, v, model: Model | None = None):
         """Actuator forces ``f`` [nu] (N or N m along the transmission), clamped as the ranges say."""
+        return self._force(u, *self.length(q, v, model))
+
+    def _force(self, u, lq, lv):
         u = jnp.asarray(u)
         if u.shape != (self.nu,):
             raise ValueError(f"ctrl must have shape ({self.nu},) (actuators {list(self.names)}), got {u.shape}")
         u = jnp.clip(u, self.ctrl_lo, self.ctrl_hi)
-        lq, lv = self.length(q, v)
         f = (self.gain[:, 0] + self.gain[:, 1] * lq + self.gain[:, 2] * lv) * u
         f = f + self.bias[:, 0] + self.bias[:, 1] * lq + self.bias[:, 2] * lv
         return jnp.clip(f, self.force_lo, self.force_hi)
 
-    def __call__(self, u, q, v):
-        """Generalised force ``τ = (∂l/∂q)ᵀ f(u, q, v)`` [nv], clamped per joint (``tau_lo/hi``)."""
-        return jnp.clip(self.moment.T @ self.force(u, q, v), self.tau_lo, self.tau_hi)
+    def __call__(self, u, q, v, model: Model | None = None):
+        """Generalised force ``τ = (∂l̇/∂v)ᵀ f(u, q, v)`` [nv], clamped per joint (``tau_lo/hi``)."""
+        M = self.moments(q, model)
+        f = self._force(u, self.moment_q @ q, M @ v)
+        return jnp.clip(M.T @ f, self.tau_lo, self.tau_hi)
 
 
 def _refuse(a: Actuator, why: str):
@@ -92,6 +128,11 @@ def _rows(model: Model, a: Actuator, gear: float):
     """``(moment row [nv], moment row in q [nq])`` of one actuator's transmission."""
     t = model.topology
     mv, mq = np.zeros(model.nv), np.zeros(model.nq)
+    if a.trntype == "site":
+        if a.refsite is not None:
+            _refuse(a, f"a site transmission with a reference site ({a.refsite!r}) is not applied yet (without "
+                       "refsite it is)")
+        return mv, mq
     if a.trntype in ("joint", "jointinparent"):
         joints = ((a.target, 1.0),)
     elif a.trntype == "tendon":
@@ -101,7 +142,7 @@ def _rows(model: Model, a: Actuator, gear: float):
                        "path geometry")
         joints = tendon.joints
     else:
-        _refuse(a, f"{a.trntype} transmissions are not applied yet (joint and fixed-tendon transmissions are)")
+        _refuse(a, f"{a.trntype} transmissions are not applied yet (joint, fixed-tendon and site transmissions are)")
     for name, coef in joints:
         try:
             i = t.joint_index(name)
@@ -123,14 +164,23 @@ def actuation(model: Model, dtype=None) -> Actuation:
     if not acts:
         raise ValueError("this model has no actuators (MJCF <actuator>, URDF <limit effort>, or "
                          "ModelBuilder.add_actuator); apply generalised forces with tau= instead")
-    rows, rows_q, gains, biases, clo, chi, flo, fhi = [], [], [], [], [], [], [], []
+    rows, rows_q, gains, biases, clo, chi, flo, fhi, sites, site_gears = [], [], [], [], [], [], [], [], [], []
     for a in acts:
         if a.kind not in KINDS:
             _refuse(a, f"unknown kind (use one of {KINDS})")
         if a.dyntype != "none":
             _refuse(a, f"activation dynamics or actuator-side terms ({a.dyntype}) are not modelled; only dyntype none")
-        gear = tuple(float(x) for x in a.gear)
-        if any(gear[1:]):
+        gear = tuple(float(x) for x in a.gear) + (0.0,) * (6 - len(a.gear))
+        if a.trntype == "site":
+            try:
+                sites.append(model.topology.site_index(a.target))
+            except KeyError:
+                _refuse(a, f"no site {a.target!r} in the model")
+            site_gears.append(gear)
+        else:
+            sites.append(-1)
+            site_gears.append((0.0,) * 6)
+        if a.trntype != "site" and any(gear[1:]):
             _refuse(a, f"gear {gear} acts on more than one axis; a hinge or slide transmission takes gear[0] only")
         mv, mq = _rows(model, a, gear[0])
         rows.append(mv)
@@ -164,4 +214,5 @@ def actuation(model: Model, dtype=None) -> Actuation:
         return jnp.asarray(np.asarray(x, float), dt)
 
     names = tuple(a.name or f"actuator{k}" for k, a in enumerate(acts))
-    return Actuation(f(rows), f(rows_q), f(gains), f(biases), f(clo), f(chi), f(flo), f(fhi), f(tlo), f(thi), names)
+    return Actuation(f(rows), f(rows_q), f(site_gears), f(gains), f(biases), f(clo), f(chi), f(flo), f(fhi), f(tlo),
+                     f(thi), names, tuple(sites))
