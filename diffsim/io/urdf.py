@@ -33,8 +33,12 @@ that violates the triangle inequality is warned about (Pinocchio accepts it), no
 Refused with a :class:`~diffsim.model.ModelError` naming the element and its line: a ``<mimic>``
 whose master is unknown or not 1-DoF, a cycle of mimics, a ``<mimic>`` on a planar or floating
 joint, negative damping/friction, zero axes, unknown joint types, planar joints whose normal is not
-``z``, malformed trees (several roots, a link with two parents, unknown links), and a link
-whose joint moves no mass (named with its ``<link>`` line). Gravity is ``(0, 0, −9.81)`` m/s²
+``z``, malformed trees (several roots, a link with two parents, unknown links). A joint that moves
+only massless links (with the joints that ``<mimic>`` it: their subtrees' mass is zero, so the
+mass matrix is singular and the coordinate has no dynamics; Romeo's hands, the small Romeo's
+grippers) is held fixed at its reference position (``q = 0``, a mimic at its ``offset``) with
+one :class:`~diffsim.io.xml.UnsimulatedWarning` naming the joints (``massless='error'`` refuses
+the file instead, naming the ``<link>`` and its line). Gravity is ``(0, 0, −9.81)`` m/s²
 (URDF has no gravity element).
 
 Names: bodies are the link names, joints the URDF joint names; the root link's joint is
@@ -44,13 +48,14 @@ with ``__root`` appended on a clash.
 
 from __future__ import annotations
 
+import warnings
 
 import numpy as np
 
 from ..model.builder import ModelBuilder, ModelError
 from ..model.model import Actuator, Model
-from ..model.rotations import rot_to_quat, rpy_to_rot
-from .xml import XmlDoc, floats, warn_unsimulated
+from ..model.rotations import axis_angle_to_rot, rot_to_quat, rpy_to_rot
+from .xml import UnsimulatedWarning, XmlDoc, floats, warn_unsimulated
 
 _TYPES = {
     "revolute": "revolute",
@@ -113,15 +118,58 @@ def _collisions(doc, b, link):
         b.add_geom(link.get("name"), shape.tag, size, pos, rot_to_quat(R), col.get("name"), mesh)
 
 
-def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e-3, dtype=None) -> Model:
+def _massless_joints(doc, links, joints, root) -> dict:
+    """``{joint: held position}`` of the 1-DoF joints whose subtree, together with the subtrees of
+    the joints coupled to it by ``<mimic>``, has zero mass (module docstring)."""
+    mass = {n: _link_inertia(doc, link)[0] for n, link in links.items()}
+    children: dict = {}
+    for _, parent, child in joints:
+        children.setdefault(parent, []).append(child)
+    order, stack = [], [root]
+    while stack:  # depth-first: parents before children
+        order.append(stack.pop())
+        stack.extend(children.get(order[-1], ()))
+    sub: dict = {}
+    for name in reversed(order):
+        sub[name] = mass[name] + sum(sub[c] for c in children.get(name, ()))
+    moving = {j.get("name"): child for j, _, child in joints if _TYPES[j.get("type")] in ("revolute", "prismatic")}
+    mimic = {}
+    for j, _, _ in joints:
+        m = j.find("mimic")
+        if m is not None and j.get("name") in moving and m.get("joint") in moving:
+            wm = doc.where(m)
+            mimic[j.get("name")] = (m.get("joint"), float(floats(m.get("multiplier", "1"), 1, wm, "multiplier")[0]),
+                                    float(floats(m.get("offset", "0"), 1, wm, "offset")[0]))
+
+    def root_and_hold(name, seen=()):  # the group's master and the joint's position when it is at 0
+        if name not in mimic or name in seen:  # (a cycle is refused by the builder)
+            return name, 0.0
+        master, k, off = mimic[name]
+        r, h = root_and_hold(master, seen + (name,))
+        return r, k * h + off
+
+    group_mass: dict = {}
+    for name, child in moving.items():
+        r = root_and_hold(name)[0]
+        group_mass[r] = group_mass.get(r, 0.0) + sub[child]
+    return {n: root_and_hold(n)[1] for n in moving if group_mass[root_and_hold(n)[0]] <= 0}
+
+
+def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e-3, massless: str = "fix",
+              dtype=None) -> Model:
     """Load a URDF robot (file path or XML string) as a :class:`~diffsim.model.Model`.
 
     ``floating_base=True`` attaches the root link to the world with a free joint (named
     ``root_joint``); otherwise the root link is fixed to the world. Joint limits go to
-    ``model.joint_limits`` (a :class:`diffsim.System` enforces them; ``limits=False`` does not). ``friction_width`` [rad/s | m/s] smooths the sign of the Coulomb joint
-    friction ``<dynamics friction>``. See this module's docstring for the mapping and the
-    refused features. ``dtype`` is passed to :meth:`ModelBuilder.build`.
+    ``model.joint_limits`` (a :class:`diffsim.System` enforces them; ``limits=False`` does not).
+    ``friction_width`` [rad/s | m/s] smooths the sign of the Coulomb joint friction
+    ``<dynamics friction>``. ``massless``: ``'fix'`` holds joints that move only massless links
+    at their reference position (warning once, naming them), ``'error'`` refuses the file. See
+    this module's docstring for the mapping and the refused features. ``dtype`` is passed to
+    :meth:`ModelBuilder.build`.
     """
+    if massless not in ("fix", "error"):
+        raise ValueError(f"massless must be 'fix' or 'error', got {massless!r}")
     doc = XmlDoc(source, "URDF")
     robot = doc.root
     if robot.tag != "robot":
@@ -169,6 +217,7 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
         )
     root = roots[0]
     joint_names = {j.get("name") for j, _, _ in joints}
+    held = _massless_joints(doc, links, joints, root) if massless == "fix" else {}
     b = ModelBuilder(gravity=(0.0, 0.0, -9.81), physical_inertia="warn")
     mass, com, inertia = _link_inertia(doc, links[root])
     rname = "root_joint" if floating_base else root
@@ -181,6 +230,7 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
         w = doc.where(joint)
         jtype = _TYPES[joint.get("type")]
         pos, R = _origin(doc, joint)
+        name = joint.get("name")
         axis_el = joint.find("axis")
         axis = np.array([1.0, 0.0, 0.0])
         if axis_el is not None:
@@ -195,6 +245,12 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
                 f"URDF {w}: planar joints are supported only with the plane normal along z "
                 f"(axis 0 0 1), got {axis.tolist()}; rotate the joint origin so that the normal is z"
             )
+        if name in held:  # moves no mass: held at its reference position (module docstring)
+            if jtype == "revolute":
+                R = R @ axis_angle_to_rot(axis, held[name])
+            else:
+                pos = pos + R @ axis * held[name]
+            jtype = "fixed"
         damping = friction = 0.0
         dyn = joint.find("dynamics")
         if dyn is not None:
@@ -234,5 +290,11 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
     for link in links.values():
         _collisions(doc, b, link)
     model = b.build(dtype)
+    if held:
+        names = sorted(held)
+        warnings.warn(f"URDF: {len(names)} joints move only massless links (their mass matrix rows would be zero) and "
+                      f"are held fixed at their reference position: {', '.join(names[:6])}"
+                      + (", …" if len(names) > 6 else "") + "; load_urdf(..., massless='error') refuses the file instead",
+                      UnsimulatedWarning, stacklevel=2)
     warn_unsimulated(model, "URDF")
     return model

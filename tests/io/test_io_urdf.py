@@ -10,6 +10,7 @@ import pytest
 
 import diffsim as ds
 from diffsim.io import load_urdf
+from diffsim.io.xml import UnsimulatedWarning
 from diffsim.model import ModelBuilder, ModelError
 from io_peers import pin_maps
 
@@ -257,9 +258,48 @@ REFUSED = {
 def test_refusals_name_the_element(name):
     xml, needles = REFUSED[name]
     with pytest.raises(ModelError) as e:
-        load_urdf(xml)
+        load_urdf(xml, massless="error")  # (the default holds a joint that moves no mass: next test)
     for needle in needles:
         assert needle in str(e.value), str(e.value)
+
+
+GRIPPER = """<robot name="g">
+  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>
+  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="0.01" iyy="0.02" izz="0.02"/></inertial></link>
+  <link name="palm"/><link name="f1">{fin}</link><link name="f2">{fin}</link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="5"/></joint>
+  <joint name="wrist" type="fixed"><parent link="arm"/><child link="palm"/><origin xyz="0.4 0 0"/></joint>
+  <joint name="grip" type="revolute"><parent link="palm"/><child link="f1"/><origin xyz="0.05 0.01 0" rpy="0.1 0 0.2"/>
+    <axis xyz="0 0 1"/><limit lower="0" upper="1" effort="2"/></joint>
+  <joint name="slide" type="prismatic"><parent link="f1"/><child link="f2"/><origin xyz="0.03 0 0"/>
+    <axis xyz="1 1 0"/><mimic joint="grip" multiplier="2" offset="0.3"/></joint>
+</robot>"""
+FINGER = '<inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4"/></inertial>'
+
+
+def test_joints_that_move_no_mass_are_held_at_their_reference():
+    """The gripper's links are massless: ``grip`` and its mimic ``slide`` are held fixed at
+    ``q = 0`` and at the mimic's offset (0.3 m), their limits and effort bound dropped; the same
+    robot with massive fingers at ``grip = 0`` (so ``slide = 0.3``) places the fingers the same
+    way. ``massless='error'`` refuses the file, naming the link and its line."""
+    with pytest.warns(UnsimulatedWarning, match=r"2 joints move only massless links .*: grip, slide;"):
+        m = load_urdf(GRIPPER.format(fin=""))
+    assert m.nv == 1 and m.mimic is None
+    assert [lim.joint for lim in m.joint_limits] == ["shoulder"] and [a.target for a in m.actuators] == ["shoulder"]
+    full = load_urdf(GRIPPER.format(fin=FINGER))
+    assert full.nv == 3 and full.mimic is not None
+    for qs in (0.0, 0.7):
+        k = ds.forward_kinematics(m, jnp.array([qs]))
+        kf = ds.forward_kinematics(full, jnp.array([qs, 0.0, 0.3]))
+        for body in ("f1", "f2"):
+            i, j = m.topology.body_index(body), full.topology.body_index(body)
+            np.testing.assert_allclose(k.p[i], kf.p[j], rtol=0, atol=1e-15)
+            np.testing.assert_allclose(k.R[i], kf.R[j], rtol=0, atol=1e-15)
+    with pytest.raises(ModelError, match=r"<link name='f1'> \(line 4\)\]: its revolute joint moves a subtree with zero"):
+        load_urdf(GRIPPER.format(fin=""), massless="error")
+    with pytest.raises(ValueError, match="massless must be"):
+        load_urdf(GRIPPER.format(fin=""), massless="lock")
 
 
 def test_builder_errors_name_the_link():

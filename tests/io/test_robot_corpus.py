@@ -88,10 +88,9 @@ URDF_REFUSED = {
     # a defect of the file: its mimics name 'index_q1' where the joints are 'Left_index_q1', …
     # (Pinocchio: "The parent joint of the mimic joint is not in the kinematic tree")
     "alex_description/urdf/alex_psyonic_hands.urdf": "unknown master joint 'index_q1'",
-    # defects of the files: moving parts without mass (Romeo's hands: all 24 finger links, coupled
-    # by <mimic> to LHand/RHand, have zero mass; Pinocchio loads both and its ABA divides by zero)
-    "romeo_description/urdf/romeo.urdf": "zero mass",
-    "romeo_description/urdf/romeo_laas_small.urdf": "zero mass",
+    # a defect of the file: its base link merged with its fixed children has a principal moment of
+    # -0.021 kg m² (its grippers move no mass and are held fixed; Pinocchio loads it)
+    "romeo_description/urdf/romeo_laas_small.urdf": "inertia is not positive definite",
     "ur_description/urdf/ur3.urdf": "no links",
 }
 # files whose <mimic> joints couple coordinates (Talos' reduced files and talos_left_arm carry
@@ -209,6 +208,12 @@ def urdf_vs_pinocchio(path, seed=0):
     if model.mimic is not None:
         return urdf_mimic_vs_pinocchio(path, model, seed), 0.0
     pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    t = model.topology
+    held = [j for j in range(1, pm.njoints) if t.joint_types[t.joint_index(pm.names[j])] is ds.JointType.FIXED]
+    if held:  # joints that move no mass are held at q = 0 (Romeo's hands): Pinocchio's model reduced likewise
+        massless = [j for j in range(1, pm.njoints) if sum(pm.inertias[k].mass for k in pm.subtrees[j]) == 0]
+        assert held == massless, (path.name, [pm.names[j] for j in held], [pm.names[j] for j in massless])
+        pm = pin.buildReducedModel(pm, held, pin.neutral(pm))
     pd = pm.createData()
     assert pm.nv == model.nv
     q_pin, perm = pin_maps(model, pm)
