@@ -14,6 +14,11 @@ A :class:`Problem` is Crocoddyl's action-model split written once: a dynamics st
 * ``F``: one classical RK4 step of length ``dt`` with the torque held over the step (zero-order
   hold) — :func:`diffsim.simulation.rk4_step`, the step of :func:`diffsim.rollout`, quaternions
   projected back onto the manifold.
+* Compliant contact (``contact``, optional): the generalised contact force ``Q(q, v)`` of a
+  memoryless normal law (spring–damper, Hertz) and a stateless friction law is added to ``τ``
+  at every RK4 stage — smooth in the state with smoothed laws, so the step's derivatives exist
+  through contact; the fixed step must resolve the contact's time scale (``dt`` well below
+  ``2π√(m/K)``), it does not locate impacts.
 * Cost ``J = Σ_{k<N} dt · ℓ(q_k, v_k, τ_k) + ℓ_f(q_N, v_N)`` with ``N = horizon``.
 """
 
@@ -30,6 +35,7 @@ from ..dynamics.configuration import difference, integrate, normalize
 from ..dynamics.dispatch import AbstractDynamics
 from ..loads import Loads
 from ..actuators import Actuation
+from ..contact.model import Contact, ContactSet
 from ..model.model import Model
 from ..simulation.rollout import rk4_step
 from . import costs
@@ -44,7 +50,8 @@ class Problem(eqx.Module):
     ``t0`` [s] the initial time; ``lo``, ``hi`` [nu] the torque box (``±inf`` where free);
     ``forces`` the point forces applied besides ``τ``; ``dynamics`` the dynamics strategy;
     ``horizon`` (N), ``actuated`` (indices of the driven velocity coordinates), ``running_cost``
-    ``ℓ(q, v, τ)`` and ``terminal_cost`` ``ℓ_f(q, v)``."""
+    ``ℓ(q, v, τ)`` and ``terminal_cost`` ``ℓ_f(q, v)``; ``act`` the actuators (planning
+    controls) and ``contact`` a compliant contact model (module docstring), or ``None``."""
 
     model: Model
     q0: jax.Array
@@ -61,6 +68,7 @@ class Problem(eqx.Module):
     terminal_cost: Callable = eqx.field(static=True)
     bounded: bool = eqx.field(static=True)
     act: Actuation | None = None
+    contact: Contact | ContactSet | None = None
 
     @property
     def nu(self) -> int:
@@ -87,12 +95,28 @@ class Problem(eqx.Module):
 
     def step(self, k, q, v, u):
         """``(q_{k+1}, v_{k+1}) = F(q_k, v_k, u_k)``: one RK4 step with ``τ = B u`` (or the
-        actuators' force of the controls ``u``, evaluated at every stage) held."""
+        actuators' force of the controls ``u``, evaluated at every stage) held, and the contact
+        forces ``Q(q, v)`` at every stage."""
+        tau = self.tau(u) if self.act is None else None
+        if self.contact is not None:
+            tau = self._with_contact(tau)
         if self.act is None:
-            loads = Loads(tau=self.tau(u), forces=self.forces)
+            loads = Loads(tau=tau, forces=self.forces)
         else:
-            loads = Loads(forces=self.forces, ctrl=u, actuation=self.act)
+            loads = Loads(tau=tau, forces=self.forces, ctrl=u, actuation=self.act)
         return rk4_step(self.model, loads, self.t0 + k * self.dt, q, v, self.dt, self.dynamics)
+
+    def _with_contact(self, tau):
+        """The signal ``(t, q, v) ↦ τ + Q(q, v)``: the contact's generalised force (its laws take no
+        impact memory: a constant is passed, see :func:`diffsim.plan.solve`)."""
+        contact, model = self.contact, self.model
+        memory = jnp.full(contact.n_pairs, contact.v_impact_min, model.dtype)
+
+        def total(t, q, v):
+            Q = contact.forces(model, q, v, memory).Q
+            return Q if tau is None else tau + Q
+
+        return total
 
     def rollout(self, us):
         """States ``q`` [N+1, nq], ``v`` [N+1, nv] under the open-loop controls ``us`` [N, nu]."""

@@ -13,6 +13,8 @@ import numpy as np
 from .._util import is_concrete
 from ..dynamics.dispatch import as_dynamics
 from ..actuators import actuation as model_actuation
+from ..contact.laws import AbstractHysteresisLaw, AbstractStatefulFrictionLaw, Hertz, LinearSpringDamper
+from ..contact.model import Contact, ContactSet
 from ..model.model import Model
 from .cem import DEFAULTS as CEM_DEFAULTS
 from .cem import solve_cem
@@ -63,8 +65,32 @@ def _scalar_cost(name, fn, *args):
         raise ValueError(f"{name} must return a scalar, got {'shape ' + str(shape) if shape is not None else type(out).__name__}")
 
 
+def _planning_contact(contact):
+    """``contact`` checked for fixed-step planning: compliant, laws without impact memory or state."""
+    if contact is None:
+        return None
+    if not isinstance(contact, (Contact, ContactSet)):
+        raise TypeError("contact= takes a compliant contact model (diffsim.contact.compliant_contact, "
+                        f"diffsim.joint_limits, or a ContactSet of them), got {type(contact).__name__}")
+    for part in contact.parts if isinstance(contact, ContactSet) else (contact,):
+        law = part.normal
+        if isinstance(law, AbstractHysteresisLaw) and not isinstance(law, Hertz):
+            raise ValueError(
+                f"contact= with the {type(law).__name__} law: its damping K Δⁿ χ′ Δ̇/Δ̇⁽⁻⁾ needs the impact velocity, "
+                "which fixed RK4 steps do not locate; plan with a memoryless law (normal_law('linear', K=, c=) "
+                "or 'hertz'), or optimise a System's parameters through the event-driven simulation with "
+                "diffsim.plan.solve_system")
+        if not isinstance(law, (LinearSpringDamper, Hertz)):
+            raise ValueError(f"contact= with the normal law {type(law).__name__}: only the memoryless laws "
+                             "LinearSpringDamper and Hertz are planned through")
+        if isinstance(part.friction, AbstractStatefulFrictionLaw):
+            raise ValueError(f"contact= with {type(part.friction).__name__} friction: a friction law with a state "
+                             "(bristles) is not planned through; use a stateless law (e.g. 'smooth-coulomb')")
+    return contact
+
+
 def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_cost, tau_limits=None, actuation=None,
-                 forces=(), dynamics=None, t0=0.0, ctrl: bool = False) -> Problem:
+                 forces=(), dynamics=None, t0=0.0, ctrl: bool = False, contact=None) -> Problem:
     """A checked :class:`~.problem.Problem` (arguments as in :func:`solve`)."""
     if not isinstance(model, Model):
         raise TypeError(f"plan.solve expects a diffsim Model, got {type(model).__name__}")
@@ -121,7 +147,7 @@ def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_co
     _scalar_cost("terminal_cost", terminal_cost, q0, v0)
     return Problem(model=model, q0=q0, v0=v0, dt=dt, t0=jnp.asarray(t0, dtype), lo=lo, hi=hi, forces=tuple(forces),
                    dynamics=as_dynamics(dynamics), horizon=int(horizon), actuated=actuated, running_cost=running_cost,
-                   terminal_cost=terminal_cost, bounded=bounded, act=act)
+                   terminal_cost=terminal_cost, bounded=bounded, act=act, contact=_planning_contact(contact))
 
 
 def _initial_controls(problem: Problem, tau_init, dtype):
@@ -176,8 +202,14 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
         tau_init: initial torques [N, nv] (or [N, nu]); default zero (clipped into the box).
         max_iter, tol: iteration budget and stopping tolerance (per-method defaults in
             ``DEFAULT_SETTINGS``; the tolerance's meaning is the method's, see :class:`PlanStatus`).
-        contact: ``None`` only (fixed RK4 steps do not resolve impacts): plan through contact
-            with :func:`diffsim.plan.solve_system` (the event-driven simulation).
+        contact: a compliant contact model (:func:`diffsim.contact.compliant_contact`,
+            :func:`diffsim.joint_limits`, or a ``ContactSet``) whose normal law has no impact
+            memory (``'linear'`` spring–damper, ``'hertz'``) and whose friction law no state: its
+            generalised force ``Q(q, v)`` is added at every RK4 stage (the events and memory of
+            its formulation are not used). Use smoothed laws (``smooth > 0``, ``'smooth-coulomb'``)
+            for derivatives through contact, and a ``dt`` that resolves the contact (several steps
+            per ``2π√(m/K)``). Impacts located by events and hysteresis laws: optimise a System's
+            parameters with :func:`diffsim.plan.solve_system` (the event-driven simulation).
         actuation: the driven coordinates: ``None`` (all ``nv``), a boolean mask [nv], indices, or
             joint names; the others get ``τ = 0`` (a free-floating base: name the arm joints).
         forces: point forces (:func:`diffsim.point_force`, :func:`diffsim.site_force`) applied too.
@@ -201,15 +233,9 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
-    if contact is not None:
-        raise NotImplementedError(
-            "plan.solve integrates fixed RK4 steps, which do not resolve impacts, so contact= is not supported "
-            "(None only); to plan through compliant contact, optimise parameters of a diffsim.System with contact "
-            "(e.g. its initial velocity: a throw) through the event-driven simulation with "
-            "diffsim.plan.solve_system(system, names, objective)")
     problem = make_problem(model, q0, v0, horizon=horizon, dt=dt, running_cost=running_cost,
                            terminal_cost=terminal_cost, tau_limits=tau_limits, actuation=actuation, forces=forces,
-                           dynamics=dynamics, t0=t0, ctrl=ctrl)
+                           dynamics=dynamics, t0=t0, ctrl=ctrl, contact=contact)
     dtype = model.dtype
     d_iter, tol64, tol32 = DEFAULT_SETTINGS[method]
     max_iter = d_iter if max_iter is None else max_iter

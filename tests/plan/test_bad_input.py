@@ -36,7 +36,7 @@ def _solve(**changes):
     (dict(horizon=2.5), TypeError, "horizon must be an integer"),
     (dict(dt=-0.1), ValueError, "dt must be positive"),
     (dict(method="newton"), ValueError, "unknown method 'newton'"),
-    (dict(contact=object()), NotImplementedError, "contact"),
+    (dict(contact=object()), TypeError, "compliant contact model"),
     (dict(actuation=[3]), ValueError, r"actuation indices must lie in \[0, 1\)"),
     (dict(actuation=["elbow"]), ValueError, "no joint named 'elbow'"),
     (dict(actuation=[False]), ValueError, "selects no coordinate"),
