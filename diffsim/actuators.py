@@ -6,10 +6,16 @@ on joint, fixed-tendon and site transmissions:
 * length and velocity of actuator ``i`` on joints or a fixed tendon: ``l_i = Σ_j g_i c_ij q_j``,
   ``l̇_i = Σ_j g_i c_ij v_j`` (``g_i`` the first entry of its ``gear``; ``c_ij`` = 1 for its
   joint, the tendon's coefficients for a fixed tendon), so the moment arm is ``∂l_i/∂q_j = g_i c_ij``;
-* on a site ``s`` (no ``refsite``): the actuator pushes along its 6-vector ``gear`` expressed in
-  the site frame, ``l_i = 0`` and ``l̇_i = g_i · [v_s; ω_s]`` with the site's linear and angular
+* on a site ``s`` without ``refsite``: the actuator pushes along its 6-vector ``gear`` expressed
+  in the site frame, ``l_i = 0`` and ``l̇_i = g_i · [v_s; ω_s]`` with the site's linear and angular
   velocity in its own frame, so its moment arm is the configuration-dependent row
   ``∂l̇_i/∂v = g_iᵀ J_s(q)`` (the site Jacobian in the site frame; MuJoCo's ``mj_transmission``);
+* with a reference site ``r`` (Cartesian end-effector control): the length is the site's pose
+  relative to ``r`` in ``r``'s frame, ``l_i = g_i · [R_rᵀ (p_s − p_r); log(R_rᵀ R_s)]`` (the
+  rotation vector of the shortest rotation), and the moment arm MuJoCo's: the translation's
+  exact derivative ``R_rᵀ (ṗ_s − ṗ_r − ω_r × (p_s − p_r))`` (the reference body's velocity taken
+  at the site), the rotation's ``R_rᵀ (ω_s − ω_r)`` — the rotation vector's rate only to first
+  order in its angle (MuJoCo's choice, kept so that the forces are MuJoCo's);
 * control clamped to ``ctrlrange`` when limited; force
   ``f_i = (a_0 + a_1 l_i + a_2 l̇_i) u_i + b_0 + b_1 l_i + b_2 l̇_i`` (``gainprm`` a, ``biasprm`` b;
   a fixed gain keeps ``a_0`` only, bias ``none`` is zero), clamped to ``forcerange`` when limited;
@@ -18,9 +24,9 @@ on joint, fixed-tendon and site transmissions:
 
 ``motor`` is ``a = (1, 0, 0)``, ``b = 0``; ``position`` ``a = (k_p, 0, 0)``, ``b = (0, −k_p, −k_v)``;
 ``velocity`` ``a = (k_v, 0, 0)``, ``b = (0, 0, −k_v)``; a URDF ``effort`` limit is a motor whose force
-is clamped to ``±effort``. Everything else (activation dynamics, ball/free-joint, site transmissions
-with a ``refsite``, slider-crank and spatial-tendon transmissions, user gains) is refused by
-:func:`actuation`, naming the actuator.
+is clamped to ``±effort``. Everything else (activation dynamics, ball/free-joint, slider-crank,
+body and spatial-tendon transmissions, user gains) is refused by :func:`actuation`, naming the
+actuator.
 
 The arrays of :class:`Actuation` are differentiable leaves (gains, biases, gears, ranges).
 """
@@ -32,7 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .dynamics.kinematics import body_velocities
+from . import spatial as sp
+from .dynamics.kinematics import body_velocities, forward_kinematics, site_poses
 from .model.joints import JointType
 from .model.model import Actuator, Model
 
@@ -53,8 +60,8 @@ class Actuation(eqx.Module):
     transmissions; zero rows for site ones), ``moment_q`` [nu, nq] (the same on the configuration
     rows of the actuated 1-DoF joints), ``site_gear`` [nu, 6] (the gear of site transmissions, in
     the site frame; zero rows elsewhere), ``gain`` [nu, 3], ``bias`` [nu, 3], ``ctrl_lo/hi`` and
-    ``force_lo/hi`` [nu], ``tau_lo/hi`` [nv] (±inf when unlimited), ``names`` and ``sites`` (static:
-    the site index of each actuator, -1 for joint and tendon transmissions)."""
+    ``force_lo/hi`` [nu], ``tau_lo/hi`` [nv] (±inf when unlimited), ``names``, ``sites`` and
+    ``refsites`` (static: the site and reference-site index of each actuator, -1 where none)."""
 
     moment: jax.Array
     moment_q: jax.Array
@@ -69,36 +76,66 @@ class Actuation(eqx.Module):
     tau_hi: jax.Array
     names: tuple = eqx.field(static=True)
     sites: tuple = eqx.field(static=True, default=())
+    refsites: tuple = eqx.field(static=True, default=())
 
     @property
     def nu(self) -> int:
         return len(self.names)
 
-    def moments(self, q, model: Model | None = None):
-        """Moment arms ``∂l̇/∂v`` [nu, nv] at ``q``: the constant rows of joint and tendon
-        transmissions plus ``g_iᵀ J_s(q)`` of site ones (which need the ``model``)."""
+    def _on_sites(self, model):
         on_site = [i for i, s in enumerate(self.sites) if s >= 0]
-        if not on_site:
-            return self.moment
-        if model is None:
+        if on_site and model is None:
             raise ValueError(f"actuators {[self.names[i] for i in on_site]} drive sites: their moment arms depend on "
                              "the configuration, call actuation(u, q, v, model)")
+        return on_site
+
+    def _site_terms(self, q, model: Model, on_site):
+        """Site transmissions' moment rows ``∂l̇/∂v`` [k, nv] and lengths [k] (module docstring)."""
         idx = np.asarray(on_site)
         site = np.asarray([self.sites[i] for i in on_site])
-        body = np.asarray(model.topology.site_body)[site]
-        R, r, g = model.site_rot[site], model.site_pos[site], self.site_gear[idx]
+        ref = np.asarray([self.refsites[i] if self.refsites else -1 for i in on_site])
+        has_ref = ref >= 0
+        frame = np.where(has_ref, ref, site)  # the frame the gear is expressed in
+        body = np.asarray(model.topology.site_body)
+        R_site, p_site = site_poses(model, q)
+        R_body = forward_kinematics(model, q).R[body]
+        g = self.site_gear[idx]
+        R_f = R_site[frame]
 
-        def rates(v):  # g · [v_s; ω_s], the site's velocity in its own frame
+        def rates(v):  # g · R_fᵀ [v_s − v_ref; ω_s − ω_ref] (world velocities; no reference: zero)
             V = body_velocities(model, q, v)[body]
-            w, vo = V[:, :3], V[:, 3:] + jnp.cross(V[:, :3], r)
-            return jnp.sum(g[:, :3] * jnp.einsum("kji,kj->ki", R, vo) + g[:, 3:] * jnp.einsum("kji,kj->ki", R, w), -1)
+            w_b, v_b = V[:, :3], V[:, 3:] + jnp.cross(V[:, :3], model.site_pos)
+            vw, ww = jnp.einsum("sij,sj->si", R_body, v_b), jnp.einsum("sij,sj->si", R_body, w_b)
+            # the reference body's velocity at the site's position
+            v_ref = vw[frame] + jnp.cross(ww[frame], p_site[site] - p_site[frame])
+            dv = vw[site] - jnp.where(has_ref[:, None], v_ref, 0.0)
+            dw = ww[site] - jnp.where(has_ref[:, None], ww[frame], 0.0)
+            return jnp.sum(g[:, :3] * jnp.einsum("kji,kj->ki", R_f, dv) + g[:, 3:] * jnp.einsum("kji,kj->ki", R_f, dw),
+                           -1)
 
         rows = jax.jacfwd(rates)(jnp.zeros(model.nv, self.moment.dtype))  # exact: linear in v
+        dp = jnp.einsum("kji,kj->ki", R_f, p_site[site] - p_site[frame])
+        rot = jax.vmap(lambda Rf, Rs: sp.quat_log(sp.rot_to_quat(Rf.T @ Rs)))(R_f, R_site[site])
+        lengths = jnp.where(has_ref, jnp.sum(g[:, :3] * dp + g[:, 3:] * rot, -1), 0.0)
+        return idx, rows, lengths
+
+    def moments(self, q, model: Model | None = None):
+        """Moment arms ``∂l̇/∂v`` [nu, nv] at ``q``: the constant rows of joint and tendon
+        transmissions plus the configuration-dependent rows of site ones (which need the ``model``)."""
+        on_site = self._on_sites(model)
+        if not on_site:
+            return self.moment
+        idx, rows, _ = self._site_terms(q, model, on_site)
         return self.moment.at[idx].add(rows)
 
     def length(self, q, v, model: Model | None = None):
-        """Actuator lengths ``l`` and velocities ``l̇`` [nu] (a site transmission's length is 0)."""
-        return self.moment_q @ q, self.moments(q, model) @ v
+        """Actuator lengths ``l`` and velocities ``l̇`` [nu] (a site transmission without
+        reference site has length 0)."""
+        on_site = self._on_sites(model)
+        if not on_site:
+            return self.moment_q @ q, self.moment @ v
+        idx, rows, lengths = self._site_terms(q, model, on_site)
+        return (self.moment_q @ q).at[idx].add(lengths), self.moment.at[idx].add(rows) @ v
 
     def force(self, u, q, v, model: Model | None = None):
         """Actuator forces ``f`` [nu] (N or N m along the transmission), clamped as the ranges say."""
@@ -115,8 +152,12 @@ class Actuation(eqx.Module):
 
     def __call__(self, u, q, v, model: Model | None = None):
         """Generalised force ``τ = (∂l̇/∂v)ᵀ f(u, q, v)`` [nv], clamped per joint (``tau_lo/hi``)."""
-        M = self.moments(q, model)
-        f = self._force(u, self.moment_q @ q, M @ v)
+        on_site = self._on_sites(model)
+        lq, M = self.moment_q @ q, self.moment
+        if on_site:
+            idx, rows, lengths = self._site_terms(q, model, on_site)
+            lq, M = lq.at[idx].add(lengths), M.at[idx].add(rows)
+        f = self._force(u, lq, M @ v)
         return jnp.clip(M.T @ f, self.tau_lo, self.tau_hi)
 
 
@@ -129,9 +170,6 @@ def _rows(model: Model, a: Actuator, gear: float):
     t = model.topology
     mv, mq = np.zeros(model.nv), np.zeros(model.nq)
     if a.trntype == "site":
-        if a.refsite is not None:
-            _refuse(a, f"a site transmission with a reference site ({a.refsite!r}) is not applied yet (without "
-                       "refsite it is)")
         return mv, mq
     if a.trntype in ("joint", "jointinparent"):
         joints = ((a.target, 1.0),)
@@ -164,7 +202,7 @@ def actuation(model: Model, dtype=None) -> Actuation:
     if not acts:
         raise ValueError("this model has no actuators (MJCF <actuator>, URDF <limit effort>, or "
                          "ModelBuilder.add_actuator); apply generalised forces with tau= instead")
-    rows, rows_q, gains, biases, clo, chi, flo, fhi, sites, site_gears = [], [], [], [], [], [], [], [], [], []
+    rows, rows_q, gains, biases, clo, chi, flo, fhi, sites, refs, site_gears = [], [], [], [], [], [], [], [], [], [], []
     for a in acts:
         if a.kind not in KINDS:
             _refuse(a, f"unknown kind (use one of {KINDS})")
@@ -174,11 +212,13 @@ def actuation(model: Model, dtype=None) -> Actuation:
         if a.trntype == "site":
             try:
                 sites.append(model.topology.site_index(a.target))
-            except KeyError:
-                _refuse(a, f"no site {a.target!r} in the model")
+                refs.append(-1 if a.refsite is None else model.topology.site_index(a.refsite))
+            except KeyError as e:
+                _refuse(a, str(e.args[0]))
             site_gears.append(gear)
         else:
             sites.append(-1)
+            refs.append(-1)
             site_gears.append((0.0,) * 6)
         if a.trntype != "site" and any(gear[1:]):
             _refuse(a, f"gear {gear} acts on more than one axis; a hinge or slide transmission takes gear[0] only")
@@ -215,4 +255,4 @@ def actuation(model: Model, dtype=None) -> Actuation:
 
     names = tuple(a.name or f"actuator{k}" for k, a in enumerate(acts))
     return Actuation(f(rows), f(rows_q), f(site_gears), f(gains), f(biases), f(clo), f(chi), f(flo), f(fhi), f(tlo),
-                     f(thi), names, tuple(sites))
+                     f(thi), names, tuple(sites), tuple(refs))

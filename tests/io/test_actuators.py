@@ -171,7 +171,7 @@ def test_refusals_name_the_actuator():
     with pytest.raises(ds.ActuationError, match="'filt'.*activation dynamics"):
         ds.actuation(load_mjcf(xml))
     xml = XML.replace('<motor name="m1" joint="j1"', '<motor name="m1" site="s"')
-    with pytest.raises(ds.ActuationError, match="'m1'.*no site 's'"):
+    with pytest.raises(ds.ActuationError, match="'m1'.*no site named 's'"):
         ds.actuation(load_mjcf(xml))
     xml = XML.replace('<motor name="m1" joint="j1"', '<motor name="m1" jointinparent="j1"').replace(
         '<motor name="m1" jointinparent="j1"', '<motor name="m1" body="b"')

@@ -1,17 +1,21 @@
 """Actuators on site transmissions (issue 18): ``ds.actuation`` applies MuJoCo's site
-transmission (no ``refsite``): the actuator pushes along its 6-vector gear in the site frame, its
-length is 0 and its moment arm ``gᵀ J_s(q)`` depends on the configuration.
+transmission. Without ``refsite`` the actuator pushes along its 6-vector gear in the site frame,
+its length is 0 and its moment arm ``gᵀ J_s(q)`` depends on the configuration; with a
+``refsite`` (Cartesian end-effector servos) its length is the site's position and rotation
+vector relative to the reference site, in that site's frame.
 
 * A floating base with a two-link arm, a thruster site on the base and a tilted site at the tip:
-  motors with force, torque and mixed gears, a velocity and a position actuator on sites, and a
-  joint motor besides. Actuator forces equal MuJoCo's ``actuator_force``, generalised forces its
+  motors with force, torque and mixed gears, a velocity and a position actuator on sites, a joint
+  motor besides, and position servos and a motor from the tip relative to the base's site
+  (translation, rotation, mixed gears). Actuator lengths equal MuJoCo's ``actuator_length``,
+  forces its ``actuator_force``, generalised forces its
   ``qfrc_actuator`` (through the free joint's velocity frame) and accelerations its ``qacc`` to
   round-off at random states and controls, read by ``load_mjcf`` and by ``from_mjmodel``.
 * 0.5 s under constant controls: ``ds.rollout`` (classical RK4, h = 1 ms) against MuJoCo's RK4 at
   the same step: the same ODE and scheme, so the difference is round-off growth.
 * Gradients of the final state with respect to the controls and the site gears: reverse mode
   against central differences.
-* A site transmission with a ``refsite`` is refused, naming the actuator.
+* An unknown reference site is refused, naming the actuator.
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ XML = """<mujoco><option gravity="0 0 -9.81" timestep="1e-3" integrator="RK4"/>
  <velocity name="drag" site="tip" kv="2" gear="1 0 0 0 0 0"/>
  <position name="servo" site="tip" kp="5" kv="0.5" gear="0 1 0 0.1 0 0" forcelimited="true" forcerange="-1 1"/>
  <motor name="elbow" joint="j1" gear="1.5"/>
+ <position name="reach" site="tip" refsite="thruster" kp="5" kv="0.5" gear="0.2 1 -0.3 0 0 0"/>
+ <position name="orient" site="tip" refsite="thruster" kp="2" kv="0.1" gear="0 0 0 1 0.5 -0.2"/>
+ <motor name="twist" site="tip" refsite="thruster" gear="0.4 0 0 0.3 0.2 1"/>
 </actuator></mujoco>"""
 
 
@@ -81,6 +88,7 @@ def test_site_actuators_equal_mujoco(arm):
             q, v = (np.asarray(x) for x in ds.from_mujoco(m, qpos, qvel))
             T, Tdv = free_velocity_map(m, q, v)
             f, tau, a = fn(m, jnp.asarray(q), jnp.asarray(v), jnp.asarray(u))
+            np.testing.assert_allclose(ds.actuation(m).length(q, v, m)[0], md.actuator_length, rtol=0, atol=1e-13)
             np.testing.assert_allclose(f, md.actuator_force, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(tau, T.T @ md.qfrc_actuator, rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(T @ np.asarray(a) + Tdv, md.qacc, rtol=1e-11, atol=1e-11 * np.abs(md.qacc).max())
@@ -96,7 +104,7 @@ def test_site_actuators_equal_mujoco(arm):
 
 def test_site_actuators_drive_rollout_like_mujoco(arm):
     mm, md, model, _ = arm
-    u = np.array([1.2, 0.4, 0.3, -0.2, 0.5])
+    u = np.array([1.2, 0.4, 0.3, -0.2, 0.5, 0.1, 0.3, -0.2])
     mujoco.mj_resetData(mm, md)
     md.ctrl[:] = u
     for _ in range(500):
@@ -121,22 +129,20 @@ def test_site_gradients_match_central_differences(arm):
         return tr.q[-1] @ w
 
     act = ds.actuation(model)
-    u = jnp.array([1.2, 0.4, 0.3, -0.2, 0.5])
+    u = jnp.array([1.2, 0.4, 0.3, -0.2, 0.5, 0.1, 0.3, -0.2])
     g_u, g_act = jax.grad(final, argnums=(0, 1))(u, act)
     h = 1e-6
     for k in range(len(u)):
         e = jnp.zeros(len(u)).at[k].set(h)
         np.testing.assert_allclose(g_u[k], (final(u + e, act) - final(u - e, act)) / (2 * h), rtol=1e-6, atol=1e-10)
-    for i, j in ((0, 2), (1, 4), (3, 1)):  # thruster's z force, wrench's y torque, servo's y force
+    for i, j in ((0, 2), (1, 4), (3, 1), (5, 1), (6, 3)):  # thruster z, wrench y torque, servo y, reach y, orient x
         e = jnp.zeros_like(act.site_gear).at[i, j].set(h)
         up = final(u, eqx.tree_at(lambda a: a.site_gear, act, act.site_gear + e))
         dn = final(u, eqx.tree_at(lambda a: a.site_gear, act, act.site_gear - e))
         np.testing.assert_allclose(g_act.site_gear[i, j], (up - dn) / (2 * h), rtol=1e-6, atol=1e-10)
 
 
-def test_refsite_is_refused_naming_the_actuator():
-    xml = XML.replace('<motor name="wrench" site="tip"', '<motor name="wrench" site="tip" refsite="thruster"')
-    with pytest.raises(ds.ActuationError, match=r"'wrench'.*reference site \('thruster'\)"):
+def test_unknown_sites_are_refused_naming_the_actuator():
+    xml = XML.replace('refsite="thruster" gear="0.4', 'refsite="nowhere" gear="0.4')
+    with pytest.raises(ds.ActuationError, match="'twist'.*no site named 'nowhere'"):
         ds.actuation(load_mjcf(xml))
-    with pytest.raises(ds.ActuationError, match=r"'wrench'.*reference site \('thruster'\)"):
-        ds.actuation(from_mjmodel(mujoco.MjModel.from_xml_string(xml)))
