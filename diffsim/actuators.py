@@ -119,23 +119,24 @@ class Actuation(eqx.Module):
         lengths = jnp.where(has_ref, jnp.sum(g[:, :3] * dp + g[:, 3:] * rot, -1), 0.0)
         return idx, rows, lengths
 
-    def moments(self, q, model: Model | None = None):
-        """Moment arms ``∂l̇/∂v`` [nu, nv] at ``q``: the constant rows of joint and tendon
-        transmissions plus the configuration-dependent rows of site ones (which need the ``model``)."""
+    def _transmission(self, q, model: Model | None):
+        """``(l [nu], ∂l̇/∂v [nu, nv])`` at ``q``: the joint and tendon rows plus the site ones."""
+        lq, M = self.moment_q @ q, self.moment
         on_site = self._on_sites(model)
-        if not on_site:
-            return self.moment
-        idx, rows, _ = self._site_terms(q, model, on_site)
-        return self.moment.at[idx].add(rows)
+        if on_site:
+            idx, rows, lengths = self._site_terms(q, model, on_site)
+            lq, M = lq.at[idx].add(lengths), M.at[idx].add(rows)
+        return lq, M
+
+    def moments(self, q, model: Model | None = None):
+        """Moment arms ``∂l̇/∂v`` [nu, nv] at ``q`` (site transmissions need the ``model``)."""
+        return self._transmission(q, model)[1]
 
     def length(self, q, v, model: Model | None = None):
         """Actuator lengths ``l`` and velocities ``l̇`` [nu] (a site transmission without
         reference site has length 0)."""
-        on_site = self._on_sites(model)
-        if not on_site:
-            return self.moment_q @ q, self.moment @ v
-        idx, rows, lengths = self._site_terms(q, model, on_site)
-        return (self.moment_q @ q).at[idx].add(lengths), self.moment.at[idx].add(rows) @ v
+        lq, M = self._transmission(q, model)
+        return lq, M @ v
 
     def force(self, u, q, v, model: Model | None = None):
         """Actuator forces ``f`` [nu] (N or N m along the transmission), clamped as the ranges say."""
@@ -152,11 +153,7 @@ class Actuation(eqx.Module):
 
     def __call__(self, u, q, v, model: Model | None = None):
         """Generalised force ``τ = (∂l̇/∂v)ᵀ f(u, q, v)`` [nv], clamped per joint (``tau_lo/hi``)."""
-        on_site = self._on_sites(model)
-        lq, M = self.moment_q @ q, self.moment
-        if on_site:
-            idx, rows, lengths = self._site_terms(q, model, on_site)
-            lq, M = lq.at[idx].add(lengths), M.at[idx].add(rows)
+        lq, M = self._transmission(q, model)
         f = self._force(u, lq, M @ v)
         return jnp.clip(M.T @ f, self.tau_lo, self.tau_hi)
 

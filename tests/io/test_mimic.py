@@ -286,8 +286,12 @@ def test_massless_mimic_subtree_accepted_when_the_group_moves_mass():
                               '</inertial></link>', '<link name="fa"/>')
     assert '<link name="fa"/>' in src
     assert ds.load_urdf(src).mimic.joints == ("j3", "f2")
-    with pytest.raises(ModelError, match="zero mass"):
-        ds.load_urdf(src.replace('<mimic joint="f1" multiplier="-1"/>', ""))
+    uncoupled = src.replace('<mimic joint="f1" multiplier="-1"/>', "")
+    with pytest.raises(ModelError, match="zero mass"):  # without the coupling, f1 moves no mass
+        ds.load_urdf(uncoupled, massless="error")
+    with pytest.warns(UserWarning, match="1 joints move only massless links .*: f1;"):
+        held = ds.load_urdf(uncoupled)  # by default it is held at its reference position
+    assert held.topology.joint_types[held.topology.joint_index("f1")] is ds.JointType.FIXED
 
 
 @pytest.mark.slow  # 12 s here (compiles the Lagrange formulations)
