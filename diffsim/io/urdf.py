@@ -34,9 +34,9 @@ Refused with a :class:`~diffsim.model.ModelError` naming the element and its lin
 whose master is unknown or not 1-DoF, a cycle of mimics, a ``<mimic>`` on a planar or floating
 joint, negative damping/friction, zero axes, unknown joint types, planar joints whose normal is not
 ``z``, malformed trees (several roots, a link with two parents, unknown links). A joint that moves
-only massless links (with the joints that ``<mimic>`` it: their subtrees' mass is zero, so the
-mass matrix is singular and the coordinate has no dynamics; Romeo's hands, the small Romeo's
-grippers) is held fixed at its reference position (``q = 0``, a mimic at its ``offset``) with
+only massless links (with the joints that ``<mimic>`` it: their subtrees have neither mass nor
+inertia, so the mass matrix is singular and the coordinate has no dynamics; Romeo's hands, the
+small Romeo's grippers) is held fixed at its reference position (``q = 0``, a mimic at its ``offset``) with
 one :class:`~diffsim.io.xml.UnsimulatedWarning` naming the joints (``massless='error'`` refuses
 the file instead, naming the ``<link>`` and its line). Gravity is ``(0, 0, −9.81)`` m/s²
 (URDF has no gravity element).
@@ -120,8 +120,11 @@ def _collisions(doc, b, link):
 
 def _massless_joints(doc, links, joints, root) -> dict:
     """``{joint: held position}`` of the 1-DoF joints whose subtree, together with the subtrees of
-    the joints coupled to it by ``<mimic>``, has zero mass (module docstring)."""
-    mass = {n: _link_inertia(doc, link)[0] for n, link in links.items()}
+    the joints coupled to it by ``<mimic>``, has neither mass nor inertia (module docstring)."""
+    # a link counts as inert only with zero mass and zero rotational inertia (a massless link
+    # with inertia still gives a revolute joint dynamics; the builder judges that case)
+    inert = {n: _link_inertia(doc, link) for n, link in links.items()}
+    mass = {n: m + float(np.abs(I).sum()) for n, (m, _, I) in inert.items()}
     children: dict = {}
     for _, parent, child in joints:
         children.setdefault(parent, []).append(child)

@@ -31,11 +31,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..actuators import Actuation
+from ..contact.model import Contact, ContactSet
 from ..dynamics.configuration import difference, integrate, normalize
 from ..dynamics.dispatch import AbstractDynamics
 from ..loads import Loads
-from ..actuators import Actuation
-from ..contact.model import Contact, ContactSet
 from ..model.model import Model
 from ..simulation.rollout import rk4_step
 from . import costs

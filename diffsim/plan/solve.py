@@ -11,10 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._util import is_concrete
-from ..dynamics.dispatch import as_dynamics
 from ..actuators import actuation as model_actuation
 from ..contact.laws import AbstractHysteresisLaw, AbstractStatefulFrictionLaw, Hertz, LinearSpringDamper
 from ..contact.model import Contact, ContactSet
+from ..dynamics.dispatch import as_dynamics
 from ..model.model import Model
 from .cem import DEFAULTS as CEM_DEFAULTS
 from .cem import solve_cem

@@ -300,6 +300,11 @@ def test_joints_that_move_no_mass_are_held_at_their_reference():
         load_urdf(GRIPPER.format(fin=""), massless="error")
     with pytest.raises(ValueError, match="massless must be"):
         load_urdf(GRIPPER.format(fin=""), massless="lock")
+    # a link with inertia but no mass is not held (a revolute joint would have dynamics): the
+    # builder judges it, and refuses the zero-mass subtree as before
+    spinning = '<inertial><mass value="0"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4"/></inertial>'
+    with pytest.raises(ModelError, match="zero mass"):
+        load_urdf(GRIPPER.format(fin=spinning))
 
 
 def test_builder_errors_name_the_link():
