@@ -19,9 +19,11 @@ Hu–Guo                 3(1 − c_r)/(2 c_r)          Hu & Guo (2015), used by 
 =====================  ==========================  =====================================
 
 plus the linear spring–damper ``F_N = K Δ + c Δ̇`` (Kelvin–Voigt). ``smooth`` (a length, 0 =
-exact) replaces the onset ``max(Δ, 0)`` by a softplus of that width and the clipping
-``max(F, 0)`` by a softplus of width ``K·smoothⁿ`` (the force at that penetration):
-differentiable everywhere, → the exact law as the width → 0.
+exact) replaces the onset ``max(Δ, 0)`` by a softplus of that width ``w``, the clipping
+``max(F, 0)`` by a softplus of width ``K wⁿ`` (the force at that penetration), and the cut
+``Δ > 0`` by the logistic step ``σ(Δ/w)``: differentiable everywhere, → the exact law as
+``w → 0``, and no force out of contact (``∝ e^{Δ/w}`` at a gap ``−Δ``; without the step the
+softplus left ``K wⁿ log 2`` and, for the spring–damper, ``c Δ̇`` at any distance).
 
 Friction (tangential force opposing the slip velocity ``v``, proportional to ``F_N``):
 Coulomb (exact sign), smoothed Coulomb (``tanh`` or ``arctan`` of ``v/ε``), Coulomb + viscous,
@@ -48,6 +50,14 @@ def _softplus(x, width):
     return width * jax.nn.softplus(x / width)
 
 
+def _onset(delta, f, f_width, width):
+    """``max(F, 0)`` in contact (``Δ > 0``), 0 outside; smoothed (module docstring) when
+    ``width > 0``: ``softplus(F; f_width) · σ(Δ/width)``."""
+    if isinstance(width, (int, float)) and width == 0:
+        return jnp.where(delta > 0, jnp.maximum(f, 0.0), 0.0)
+    return _softplus(f, f_width) * jax.nn.sigmoid(delta / width)
+
+
 class AbstractNormalLaw(eqx.Module):
     """A normal-force law ``F_N(Δ, Δ̇, Δ̇⁽⁻⁾) ≥ 0``: penetration [m], its rate [m/s] and the rate at
     the instant of impact [m/s] (the law's memory; laws without hysteresis ignore it)."""
@@ -72,8 +82,7 @@ class AbstractHysteresisLaw(AbstractNormalLaw):
     def __call__(self, delta, delta_dot, delta_dot_impact):
         d = _softplus(delta, self.smooth)
         f = self.K * d**self.n * (1.0 + self.chi() * delta_dot / delta_dot_impact)
-        f = _softplus(f, self.K * self.smooth**self.n) if self.smooth else jnp.maximum(f, 0.0)
-        return jnp.where(delta > 0, f, 0.0) if not self.smooth else f
+        return _onset(delta, f, self.K * self.smooth**self.n, self.smooth)
 
 
 class Hertz(AbstractHysteresisLaw):
@@ -116,8 +125,7 @@ class LinearSpringDamper(AbstractNormalLaw):
     def __call__(self, delta, delta_dot, delta_dot_impact=None):
         d = _softplus(delta, self.smooth)
         f = self.K * d + self.c * delta_dot
-        f = _softplus(f, self.smooth * self.K) if self.smooth else jnp.maximum(f, 0.0)
-        return jnp.where(delta > 0, f, 0.0) if not self.smooth else f
+        return _onset(delta, f, self.smooth * self.K, self.smooth)
 
 
 NORMAL_LAWS = {

@@ -99,3 +99,15 @@ def test_bad_input_errors():
         friction_law("coulomb", mu_k=-0.1)
     with pytest.raises(ValueError, match="v1 > v0"):
         friction_law("ambrosio", mu_k=0.1, v0=1e-3, v1=1e-4)
+
+
+def test_smoothed_laws_exert_no_force_out_of_contact():
+    """The smoothed force is gated by σ(Δ/w): at a gap of 100 widths it is zero to round-off,
+    for the spring–damper approaching fast too (its damping c Δ̇ acted at any distance before)."""
+    lin = normal_law("linear", K=2000.0, c=20.0, smooth=1e-3)
+    hg = normal_law("hu-guo", K=1e6, c_r=0.8, smooth=1e-5)
+    assert float(lin(-0.1, 0.5)) < 1e-30 and float(hg(-1e-3, 0.5, 1.0)) < 1e-30
+    # in contact (100 widths deep) the exact laws
+    assert float(lin(0.1, 0.5)) == pytest.approx(2000 * 0.1 + 20 * 0.5, rel=1e-12)
+    assert float(hg(1e-3, 0.5, 1.0)) == pytest.approx(float(normal_law("hu-guo", K=1e6, c_r=0.8)(1e-3, 0.5, 1.0)),
+                                                      rel=1e-12)
