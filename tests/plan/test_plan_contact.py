@@ -2,20 +2,21 @@
 
 A pusher (1 kg, actuated slider) and a box (2 kg, unactuated slider with viscous damping 8 N s/m)
 on one line, two spheres (r = 5 cm) touching at the start, a linear spring–damper contact
-(K = 2000 N/m, c = 20 N s/m, softplus-smoothed over 0.1 mm) without friction; no gravity along
+(K = 2000 N/m, c = 20 N s/m, smoothed over 1 mm) without friction; no gravity along
 the line. The box can only be moved through the contact, and only pushed: the plan must push it
 0.3 m and let its damping stop it there after 1.5 s (150 RK4 steps of 10 ms; the contact's period
 ``2π√(m_eff/K)`` = 0.11 s spans 11 steps).
 
-* The goal is reached: the box (never driven) within 1 mm of its target (measured 0.1 mm) and
-  nearly at rest (1 cm/s: the optimum's trade against effort), pushed by up to 5.7 N of contact
-  force.
+* The goal is reached: the box (never driven) within 1 mm of its target (measured 0.09 mm) and
+  nearly at rest (9 mm/s: the optimum's trade against effort), pushed by up to 8.4 N of contact
+  force. DDP converges (tol 1e-8) in about 300 iterations: the last ones crawl along a nearly flat
+  valley (the optimum's cost to 1e-8, its torques to ~3e-5), so where it stops depends on
+  round-off — 259 to 400 iterations at tol 1e-10 with and without LLVM's optimisations.
 * The planner's discrete dynamics is the library's compliant-contact simulation: replaying the
   planned torques (held over each step) in ``ds.simulate`` with the same contact in smooth mode
   (adaptive Tsit5, rtol = atol = 1e-12) gives the RK4 rollout's final state up to RK4's error,
-  which falls as ``dt⁴``: measured 3.0e-6, 2.6e-7, 7.4e-9 with 1, 2, 4 sub-steps per knot (the
-  same held torques), 400× over two halvings where the order predicts 256 (the first halving,
-  11.5×, is not yet asymptotic: the force's 0.1 mm smoothing is crossed within a step).
+  which falls as ``dt⁴``: measured 7.3e-6, 4.8e-7, 3.3e-8 with 1, 2, 4 sub-steps per knot (the
+  same held torques), 15.3× and 14.4× per halving.
 * The planning objective's gradient through the contact equals central differences.
 * Hysteresis laws and stateful friction are refused with the reason.
 """
@@ -44,11 +45,11 @@ def _model():
 
 def _contact(model, mode="events", law=None, friction=None):
     points = [ContactPoint("pusher", radius=R, name="p"), ContactPoint("box", radius=R, name="b")]
-    law = normal_law("linear", K=2000.0, c=20.0, smooth=1e-4) if law is None else law
+    law = normal_law("linear", K=2000.0, c=20.0, smooth=1e-3) if law is None else law
     return compliant_contact(model, points, sphere_pairs=[("p", "b")], normal=law, friction=friction, mode=mode)
 
 
-Q0 = jnp.array([0.0, 0.3])  # box origin 0.3 m ahead: the spheres touch
+Q0 = jnp.array([0.2, 0.3])  # centres 0.1 m apart: the two 5 cm spheres touch
 
 
 def running(q, v, tau):
@@ -64,7 +65,7 @@ def planned():
     model = _model()
     contact = _contact(model)
     plan = ds.plan.solve(model, Q0, jnp.zeros(2), horizon=N, dt=DT, running_cost=running, terminal_cost=terminal,
-                         contact=contact, actuation=["pusher"], max_iter=200)
+                         contact=contact, actuation=["pusher"], max_iter=600, tol=1e-8)
     return model, contact, plan
 
 
@@ -98,9 +99,9 @@ def test_rk4_plan_converges_to_the_adaptive_compliant_simulation(planned):
         q, v = prob.rollout(jnp.repeat(us[:, :1], n_sub, axis=0))
         return np.concatenate([np.asarray(q[-1]), np.asarray(v[-1])])
 
-    e1, e4 = np.abs(rk4(1) - x_ref).max(), np.abs(rk4(4) - x_ref).max()
-    assert e1 < 1e-5, e1
-    assert e1 / e4 > 100.0, (e1, e4)  # fourth order: 256 over two halvings (measured 400)
+    e1, e2, e4 = (np.abs(rk4(n) - x_ref).max() for n in (1, 2, 4))
+    assert e1 < 1e-4, e1
+    assert 10.0 < e1 / e2 < 24.0 and 10.0 < e2 / e4 < 24.0, (e1, e2, e4)  # fourth order: 16 per halving
 
 
 def test_objective_gradient_through_contact_matches_central_differences(planned):
@@ -128,3 +129,21 @@ def test_memory_laws_and_stateful_friction_are_refused():
         ds.plan.solve(model, Q0, jnp.zeros(2), contact=_contact(model, friction=lugre), **kw)
     with pytest.raises(TypeError, match="compliant contact model"):
         ds.plan.solve(model, Q0, jnp.zeros(2), contact=object(), **kw)
+
+
+@pytest.mark.slow  # compiles the batched DDP
+def test_plans_through_contact_under_vmap(planned):
+    """Two initial pusher positions (touching, and 5 mm into the box) solved at once under
+    ``vmap``: each reaches the target, and the batch equals the single solve."""
+    model, contact, plan = planned
+
+    def solve(x0):
+        return ds.plan.solve(model, jnp.array([x0, 0.3]), jnp.zeros(2), horizon=N, dt=DT, running_cost=running,
+                             terminal_cost=terminal, contact=contact, actuation=["pusher"], max_iter=600, tol=1e-8)
+
+    plans = jax.jit(jax.vmap(solve))(jnp.array([0.2, 0.195]))
+    assert np.all(np.asarray(plans.status) == int(ds.plan.PlanStatus.CONVERGED))
+    np.testing.assert_allclose(plans.q[:, -1, 1], TARGET, atol=1e-3)
+    # the same optimum; where DDP stops in the flat valley depends on round-off (module docstring)
+    np.testing.assert_allclose(plans.cost[0], plan.cost, rtol=1e-7)
+    np.testing.assert_allclose(plans.tau[0], plan.tau, rtol=0, atol=1e-3 * float(jnp.abs(plan.tau).max()))
