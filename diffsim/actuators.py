@@ -97,8 +97,9 @@ class Actuation(eqx.Module):
         has_ref = ref >= 0
         frame = np.where(has_ref, ref, site)  # the frame the gear is expressed in
         body = np.asarray(model.topology.site_body)
-        R_site, p_site = site_poses(model, q)
-        R_body = forward_kinematics(model, q).R[body]
+        kin = forward_kinematics(model, q)  # one kinematics pass for the site poses and body rotations
+        R_site, p_site = site_poses(model, q, kin)
+        R_body = kin.R[body]
         g = self.site_gear[idx]
         R_f = R_site[frame]
 

@@ -72,9 +72,10 @@ def body_com(model: Model, q):
     return k.p + jnp.einsum("bij,bj->bi", k.R, model.com)
 
 
-def site_poses(model: Model, q):
-    """World rotation ``[ns, 3, 3]`` and position ``[ns, 3]`` of every site."""
-    k = forward_kinematics(model, q)
+def site_poses(model: Model, q, kin: Kinematics | None = None):
+    """World rotation ``[ns, 3, 3]`` and position ``[ns, 3]`` of every site (from ``kin``, the
+    body poses at ``q``, when the caller has them)."""
+    k = forward_kinematics(model, q) if kin is None else kin
     b = jnp.asarray(model.topology.site_body, dtype=jnp.int32)
     R = jnp.einsum("sij,sjk->sik", k.R[b], model.site_rot)
     p = k.p[b] + jnp.einsum("sij,sj->si", k.R[b], model.site_pos)
