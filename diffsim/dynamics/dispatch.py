@@ -36,6 +36,7 @@ from .flexible import (
 )
 from .levels import forward_dynamics_levels
 from .rnea import inverse_dynamics_rigid
+from .welded import welded
 
 #: How rigid trees are swept by :func:`forward_dynamics`: ``"per_body"`` (one body at a time,
 #: :mod:`.aba`) or all bodies of one depth batched (:mod:`.levels`), the small products as dot
@@ -43,6 +44,10 @@ from .rnea import inverse_dynamics_rigid
 #: (``"levels_unrolled"``). All give the same accelerations and derivatives to rounding; the
 #: default is ``"levels"``, chosen by ``benchmarks/bench_speed.py`` (README, "Core speed").
 RIGID_SCHEDULE = "levels"
+#: Whether rigid trees are swept with their fixed joints welded (:mod:`.welded`: fixed bodies merged into
+#: their moving parents; the same dynamics to rounding, fewer bodies per pass). ``False`` sweeps the
+#: tree as built (for comparison, ``benchmarks/bench_speed.py``).
+WELD_FIXED = True
 RIGID_SCHEDULES = {"per_body": forward_dynamics_aba, "levels": forward_dynamics_levels("dot"),
                    "levels_reduce": forward_dynamics_levels("reduce"),
                    "levels_unrolled": forward_dynamics_levels("unrolled")}
@@ -90,16 +95,24 @@ def _traced(*args) -> bool:
 
 
 def _forward_dynamics(model, q, v, tau, f_ext, schedule):
-    tau, f_ext = _defaults(model, tau, f_ext)
     if model.fluid is not None:
-        f_ext = f_ext + fluid_wrenches(model, q, v)
+        f_ext = fluid_wrenches(model, q, v) + (0.0 if f_ext is None else f_ext)
+    if model.mimic is None and not model.topology.has_flex:
+        model, f_ext = _swept(model, f_ext)
+        tau, f_ext = _defaults(model, tau, f_ext)
+        return _rigid(schedule)(model, q, v, tau, f_ext)
+    tau, f_ext = _defaults(model, tau, f_ext)
     if model.mimic is not None:
         return forward_dynamics_coupled(model, q, v, tau, f_ext)
-    if not model.topology.has_flex:
-        return _rigid(schedule)(model, q, v, tau, f_ext)
     if model.nv <= COMPOSITE_MAX_NV:
         return forward_dynamics_composite(model, q, v, tau, f_ext)
     return forward_dynamics_flexible(model, q, v, tau, f_ext)
+
+
+def _swept(model: Model, f_ext=None):
+    """The rigid tree the recursive algorithms sweep, and its body forces: fixed joints welded
+    (:data:`WELD_FIXED`, :mod:`.welded`), or the tree as built."""
+    return welded(model, f_ext) if WELD_FIXED else (model, f_ext)
 
 
 # Eager calls run compiled: op by op, the level schedule's ~140 small indexing operations are each
@@ -120,6 +133,7 @@ def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
         f_ext = fluid_wrenches(model, q, v) + (0.0 if f_ext is None else f_ext)
     if model.topology.has_flex:
         return inverse_dynamics_flexible(model, q, v, a, f_ext)
+    model, f_ext = _swept(model, f_ext)
     return inverse_dynamics_rigid(model, q, v, a, f_ext)
 
 
@@ -135,7 +149,7 @@ def mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
 def _mass_matrix(model: Model, q):
     if model.topology.has_flex:
         return mass_matrix_flexible(model, q)
-    return mass_matrix_crba(model, q)
+    return mass_matrix_crba(_swept(model)[0], q)
 
 
 _mass_matrix_compiled = eqx.filter_jit(_mass_matrix)
