@@ -112,7 +112,8 @@ def _figures(p, model, q, v) -> dict:
 
 
 def run_diffsim(p: ur.Ur5Reach, model, rows, repeats: int, max_iter: dict) -> dict:
-    ell, ell_T = ur.running_cost(p, model), ur.terminal_cost(p, model)  # defined once: one compile each
+    costs = ur.planner_costs(p, model)  # defined once: one compile each
+    ell, ell_T = costs["running_cost"], costs["terminal_cost"]
 
     def exact_run(q, v, tau):  # the same numbers as plain callables: DDP takes their exact Hessians
         return ell(q, v, tau)
@@ -127,6 +128,7 @@ def run_diffsim(p: ur.Ur5Reach, model, rows, repeats: int, max_iter: dict) -> di
         method, boxed, _, budget = ROWS[row]
         run_c, term_c = (exact_run, exact_term) if row.endswith("-exact") else (ell, ell_T)
         kw = dict(horizon=p.horizon, dt=p.dt, running_cost=run_c, terminal_cost=term_c, method=method, tau_init=tau0,
+                  quadrature=costs["quadrature"],
                   tau_limits=p.tau_limits if boxed else None)
         if max_iter.get(row, budget) is not None:
             kw["max_iter"] = max_iter.get(row, budget)

@@ -56,7 +56,7 @@ def make_solver(p: ur5.Ur5Reach, model, max_iter: int):
     """``solve_one(target) -> Plan``: the scenario's problem with the target as an argument (the
     terminal cost's residual ``(p(q) − p*, v)`` closes over the traced target)."""
     i = model.topology.body_index(p.tool)
-    running = ur5.running_cost(p, model)
+    costs = ur5.planner_costs(p, model)
     q0, v0 = jnp.asarray(p.q0), jnp.asarray(p.v0)
     tau_init = jnp.tile(jnp.asarray(p.tau_init), (p.horizon, 1))
 
@@ -65,8 +65,9 @@ def make_solver(p: ur5.Ur5Reach, model, max_iter: int):
             return jnp.concatenate([forward_kinematics(model, q).p[i] - target, v])
 
         terminal = LeastSquares(residual, [p.w_p] * 3 + [p.w_v] * model.nv)
-        return ds.plan.solve(model, q0, v0, horizon=p.horizon, dt=p.dt, running_cost=running, terminal_cost=terminal,
-                             method="ddp", tau_init=tau_init, max_iter=max_iter)
+        return ds.plan.solve(model, q0, v0, horizon=p.horizon, dt=p.dt, running_cost=costs["running_cost"],
+                             terminal_cost=terminal, quadrature=costs["quadrature"], method="ddp", tau_init=tau_init,
+                             max_iter=max_iter)
 
     return solve_one
 

@@ -15,7 +15,9 @@ Each iteration, at the current trajectory ``(x̄, ū)``:
    has an indefinite Hessian (the kinematics' curvature times the residual), which would otherwise
    need a large ``μ`` and crush the low-curvature directions. The second derivatives of the
    dynamics are dropped (iLQR: Gauss–Newton on the dynamics). The gradients are exact, so the
-   fixed point is a stationary point of ``J``.
+   fixed point is a stationary point of ``J``. With the running cost integrated over each step
+   (``quadrature="rk4"``) the step and the cost's residuals at its stage states come from one
+   forward-mode pass (:meth:`.problem.Problem.local_models`).
 2. Backward pass (Riccati), from ``V_x = ℓ_f,x``, ``V_xx = ℓ_f,xx``::
 
        Q_x  = ℓ_x  + Aᵀ V_x'          Q_u  = ℓ_u  + Bᵀ V_x'
@@ -154,17 +156,19 @@ def backward_pass(problem: Problem, derivs, us, mu, k_warm):
 def closed_loop(problem: Problem, qs, vs, us, k, K, alpha):
     """Forward pass: ``u_k = clip(ū_k + α k_k + K_k (x_k ⊖ x̄_k))``, ``x_{k+1} = F(x_k, u_k)``."""
 
+    knot = problem.quadrature == "knot"  # else each step gives its own (stage-averaged) running cost
+
     def body(x, inp):
         i, qb, vb, ub, kk, KK = inp
         q, v = x
         u = problem.clip(ub + alpha * kk + KK @ problem.deviation(qb, vb, q, v))
-        x1 = problem.step(i, q, v, u)
-        return x1, (x1, u)
+        x1, c = (problem.step(i, q, v, u), 0.0) if knot else problem.step_cost(i, q, v, u)
+        return x1, (x1, u, c)
 
     ks = jnp.arange(problem.horizon, dtype=problem.dt.dtype)
-    _, ((qn, vn), un) = jax.lax.scan(body, (qs[0], vs[0]), (ks, qs[:-1], vs[:-1], us, k, K))
+    _, ((qn, vn), un, run) = jax.lax.scan(body, (qs[0], vs[0]), (ks, qs[:-1], vs[:-1], us, k, K))
     qn, vn = jnp.concatenate([qs[:1], qn]), jnp.concatenate([vs[:1], vn])
-    J = problem.trajectory_cost(qn, vn, un)
+    J = problem.trajectory_cost(qn, vn, un) if knot else jnp.sum(run) + problem.terminal_cost(qn[-1], vn[-1])
     return qn, vn, un, jnp.where(jnp.isfinite(J), J, jnp.inf)
 
 
@@ -173,17 +177,13 @@ def solve_ddp(problem: Problem, u_init, max_iter: int, tol):
     dtype = u_init.dtype
     tiny = jnp.finfo(dtype).tiny
     us = problem.clip(u_init)
-    qs, vs = problem.rollout(us)
-    J0 = problem.trajectory_cost(qs, vs, us)
+    qs, vs, J0 = problem.rollout_cost(us)
     history = jnp.full(max_iter + 1, J0, dtype)
     finite0 = jnp.isfinite(J0)
     status0 = jnp.where(finite0, PlanStatus.MAX_ITER, PlanStatus.FAILED).astype(jnp.int32)
 
     def cond(s):
         return (s["it"] < max_iter) & ~s["done"]
-
-    def local_models(qs, vs, us):
-        return (*problem.step_jacobians(qs, vs, us), *problem.cost_derivatives(qs, vs, us))
 
     def body(s):
         qs, vs, us, J, mu = s["qs"], s["vs"], s["us"], s["J"], s["mu"]
@@ -217,12 +217,12 @@ def solve_ddp(problem: Problem, u_init, max_iter: int, tol):
 
         qs, vs, us = pick(qn, qs), pick(vn, vs), pick(un, us)
         # the local models change only with the trajectory (a rejected step keeps them)
-        derivs = jax.lax.cond(accepted & (it < max_iter), local_models, lambda *_: s["derivs"], qs, vs, us)
+        derivs = jax.lax.cond(accepted & (it < max_iter), lambda *x: problem.local_models(*x), lambda *_: s["derivs"], qs, vs, us)
         return dict(qs=qs, vs=vs, us=us, derivs=derivs, J=J_new, mu=mu_new, it=it,
                     done=converged | failed, status=status.astype(jnp.int32),
                     k=jnp.where(ok, k, s["k"]), history=fill_history(s["history"], it, J_new))
 
-    s0 = dict(qs=qs, vs=vs, us=us, derivs=local_models(qs, vs, us), J=J0, mu=jnp.asarray(MU_MIN, dtype), it=jnp.asarray(0), done=~finite0,
+    s0 = dict(qs=qs, vs=vs, us=us, derivs=problem.local_models(qs, vs, us), J=J0, mu=jnp.asarray(MU_MIN, dtype), it=jnp.asarray(0), done=~finite0,
               status=status0, k=jnp.zeros_like(us), history=history)
     s = jax.lax.while_loop(cond, body, s0)
     return make_plan(problem, s["us"], s["qs"], s["vs"], s["J"], s["it"], s["status"], s["history"], "ddp")

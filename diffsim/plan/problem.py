@@ -19,7 +19,11 @@ A :class:`Problem` is Crocoddyl's action-model split written once: a dynamics st
   at every RK4 stage — smooth in the state with smoothed laws, so the step's derivatives exist
   through contact; the fixed step must resolve the contact's time scale (``dt`` well below
   ``2π√(m/K)``), it does not locate impacts.
-* Cost ``J = Σ_{k<N} dt · ℓ(q_k, v_k, τ_k) + ℓ_f(q_N, v_N)`` with ``N = horizon``.
+* Cost ``J = Σ_{k<N} dt · ℓ(q_k, v_k, τ_k) + ℓ_f(q_N, v_N)`` with ``N = horizon``
+  (``quadrature="knot"``, the default), or with the running cost integrated over each step by the
+  RK4 weights at the step's own stage states, ``dt Σ_i b_i ℓ(x_i, τ_k)`` (``quadrature="rk4"``:
+  Crocoddyl's ``IntegratedActionModelRK``; the stage states come from the step that computes
+  them anyway, and DDP differentiates step and cost in one forward-mode pass).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from ..dynamics.configuration import difference, integrate, normalize
 from ..dynamics.dispatch import AbstractDynamics
 from ..loads import Loads
 from ..model.model import Model
-from ..simulation.rollout import rk4_step
+from ..simulation.rollout import RK4_WEIGHTS, rk4_step_stages
 from . import costs
 
 
@@ -51,7 +55,8 @@ class Problem(eqx.Module):
     ``forces`` the point forces applied besides ``τ``; ``dynamics`` the dynamics strategy;
     ``horizon`` (N), ``actuated`` (indices of the driven velocity coordinates), ``running_cost``
     ``ℓ(q, v, τ)`` and ``terminal_cost`` ``ℓ_f(q, v)``; ``act`` the actuators (planning
-    controls) and ``contact`` a compliant contact model (module docstring), or ``None``."""
+    controls) and ``contact`` a compliant contact model (module docstring), or ``None``;
+    ``quadrature`` the running cost's rule over a step, ``"knot"`` or ``"rk4"`` (module docstring)."""
 
     model: Model
     q0: jax.Array
@@ -69,6 +74,7 @@ class Problem(eqx.Module):
     bounded: bool = eqx.field(static=True)
     act: Actuation | None = None
     contact: Contact | ContactSet | None = None
+    quadrature: str = eqx.field(static=True, default="knot")
 
     @property
     def nu(self) -> int:
@@ -97,6 +103,12 @@ class Problem(eqx.Module):
         """``(q_{k+1}, v_{k+1}) = F(q_k, v_k, u_k)``: one RK4 step with ``τ = B u`` (or the
         actuators' force of the controls ``u``, evaluated at every stage) held, and the contact
         forces ``Q(q, v)`` at every stage."""
+        q1, v1, _ = self.step_stages(k, q, v, u)
+        return q1, v1
+
+    def step_stages(self, k, q, v, u):
+        """:meth:`step` and its stage states ``(q_s [4, nq], v_s [4, nv])``
+        (:func:`diffsim.simulation.rollout.rk4_step_stages`)."""
         tau = self.tau(u) if self.act is None else None
         if self.contact is not None:
             tau = self._with_contact(tau)
@@ -104,7 +116,17 @@ class Problem(eqx.Module):
             loads = Loads(tau=tau, forces=self.forces)
         else:
             loads = Loads(tau=tau, forces=self.forces, ctrl=u, actuation=self.act)
-        return rk4_step(self.model, loads, self.t0 + k * self.dt, q, v, self.dt, self.dynamics)
+        return rk4_step_stages(self.model, loads, self.t0 + k * self.dt, q, v, self.dt, self.dynamics)
+
+    def step_cost(self, k, q, v, u):
+        """``((q_{k+1}, v_{k+1}), dt ℓ̄_k)``: one step and its running cost, ``ℓ̄ = ℓ(q_k, v_k, τ_k)``
+        (``"knot"``) or ``Σ_i b_i ℓ(x_i, τ_k)`` over the step's stage states (``"rk4"``)."""
+        c = self.cost_input(u)
+        if self.quadrature == "knot":
+            return self.step(k, q, v, u), self.dt * self.running_cost(q, v, c)
+        q1, v1, (sq, sv) = self.step_stages(k, q, v, u)
+        ell = jax.vmap(self.running_cost, (0, 0, None))(sq, sv, c)
+        return (q1, v1), self.dt * (jnp.asarray(RK4_WEIGHTS, ell.dtype) @ ell)
 
     def _with_contact(self, tau):
         """The signal ``(t, q, v) ↦ τ + Q(q, v)``: the contact's generalised force (its laws take no
@@ -133,13 +155,36 @@ class Problem(eqx.Module):
 
     def trajectory_cost(self, qs, vs, us):
         """``J = Σ_k dt ℓ(q_k, v_k, B u_k) + ℓ_f(q_N, v_N)`` of a trajectory (``ℓ(q_k, v_k, u_k)``
-        with ``act``)."""
-        run = jax.vmap(self.running_cost)(qs[:-1], vs[:-1], self.cost_input(us))
-        return self.dt * jnp.sum(run) + self.terminal_cost(qs[-1], vs[-1])
+        with ``act``; with ``quadrature="rk4"`` the stage average of each step, recomputing the
+        steps' stage states: :meth:`rollout_cost` has them already)."""
+        if self.quadrature == "knot":
+            run = jax.vmap(self.running_cost)(qs[:-1], vs[:-1], self.cost_input(us))
+            return self.dt * jnp.sum(run) + self.terminal_cost(qs[-1], vs[-1])
+        ks = jnp.arange(self.horizon, dtype=self.dt.dtype)
+        run = jax.vmap(lambda k, q, v, u: self.step_cost(k, q, v, u)[1])(ks, qs[:-1], vs[:-1], us)
+        return jnp.sum(run) + self.terminal_cost(qs[-1], vs[-1])
+
+    def rollout_cost(self, us):
+        """``(q [N+1, nq], v [N+1, nv], J)``: :meth:`rollout` and :meth:`trajectory_cost` in one pass
+        (each step's running cost from the step itself)."""
+        if self.quadrature == "knot":
+            qs, vs = self.rollout(us)
+            return qs, vs, self.trajectory_cost(qs, vs, us)
+
+        def body(x, ku):
+            k, u = ku
+            x, c = self.step_cost(k, *x, u)
+            return x, (x, c)
+
+        ks = jnp.arange(self.horizon, dtype=self.dt.dtype)
+        q0 = normalize(self.model, self.q0)
+        (qN, vN), ((qs, vs), run) = jax.lax.scan(body, (q0, self.v0), (ks, us))
+        return (jnp.concatenate([q0[None], qs]), jnp.concatenate([self.v0[None], vs]),
+                jnp.sum(run) + self.terminal_cost(qN, vN))
 
     def objective(self, us):
         """``J(u)``: the cost of the open-loop controls ``us`` [N, nu] (single shooting)."""
-        return self.trajectory_cost(*self.rollout(us), us)
+        return self.rollout_cost(us)[2]
 
     def clip(self, u):
         return jnp.clip(u, self.lo, self.hi) if self.bounded else u
@@ -171,11 +216,59 @@ class Problem(eqx.Module):
         ks = jnp.arange(self.horizon, dtype=self.dt.dtype)
         return jax.vmap(local)(ks, qs[:-1], vs[:-1], qs[1:], vs[1:], us)
 
+    def local_models(self, qs, vs, us):
+        """DDP's local models at a trajectory: ``(A, B, g, H, g_f, H_f)`` of :meth:`step_jacobians`
+        and :meth:`cost_derivatives`. With ``quadrature="rk4"`` the step and the running cost's
+        residuals at its stage states are differentiated together (one forward-mode pass per knot:
+        the stage states are the step's); a plain (non-least-squares) running term gets its exact,
+        PSD-projected Hessian through the stage states."""
+        if self.quadrature == "knot":
+            return (*self.step_jacobians(qs, vs, us), *self.cost_derivatives(qs, vs, us))
+        nx = 2 * self.nv
+        terms = costs.terms(self.running_cost)
+        ls = [t for t in terms if isinstance(t, costs.LeastSquares)]
+        plain = [t for t in terms if not isinstance(t, costs.LeastSquares)]
+
+        def local(k, q, v, q1, v1, u):
+            b = jnp.asarray(RK4_WEIGHTS, u.dtype)
+
+            def stages(z):
+                return self.step_stages(k, *self.retract(q, v, z[:nx]), z[nx:]), self.cost_input(z[nx:])
+
+            def f(z):  # the step's deviation and every least-squares term's stage residuals √b_i r(x_i, τ)
+                (qn, vn, (sq, sv)), c = stages(z)
+                rw = [jax.vmap(t.residual_and_weights, (0, 0, None))(sq, sv, c) for t in ls]
+                r = [(jnp.sqrt(b)[:, None] * ri).ravel() for ri, _ in rw]
+                return jnp.concatenate([self.deviation(q1, v1, qn, vn), *r]), (r, [wi.ravel() for _, wi in rw])
+
+            z0 = jnp.concatenate([jnp.zeros(nx, u.dtype), u])
+            J, (rs, ws) = jax.jacfwd(f, has_aux=True)(z0)
+            g, H, row = jnp.zeros_like(z0), jnp.zeros((z0.size, z0.size), u.dtype), nx
+            for r, w in zip(rs, ws):  # Gauss–Newton: 2 dt Jᵀ W r, 2 dt Jᵀ W J
+                Jr = J[row:row + r.size]
+                row += r.size
+                WJ = (2 * self.dt) * w[:, None] * Jr
+                g, H = g + WJ.T @ r, H + _sym(Jr.T @ WJ)
+            for t in plain:
+                def averaged(z, t=t):
+                    (_, _, (sq, sv)), c = stages(z)
+                    return b @ jax.vmap(t, (0, 0, None))(sq, sv, c)
+
+                gt, Ht = quadratic_model(averaged, lambda z: (z,), z0, self.dt)
+                g, H = g + gt, H + Ht
+            return J[:nx, :nx], J[:nx, nx:], g, H
+
+        ks = jnp.arange(self.horizon, dtype=self.dt.dtype)
+        A, B, g, H = jax.vmap(local)(ks, qs[:-1], vs[:-1], qs[1:], vs[1:], us)
+        return (A, B, g, H, *self._terminal_model(qs[-1], vs[-1]))
+
     def cost_derivatives(self, qs, vs, us):
         """DDP's local quadratic models of the stage costs in ``(δx, u)`` (:func:`quadratic_model`:
         exact gradients; Gauss–Newton Hessians for :class:`~.costs.LeastSquares` terms, exact
         PSD-projected ones for the others): running ``(g [N, nz], H [N, nz, nz])`` with
         ``nz = 2nv + nu`` (weighted by ``dt``) and terminal ``(g_f [2nv], H_f [2nv, 2nv])``."""
+        if self.quadrature != "knot":
+            return self.local_models(qs, vs, us)[2:]
         nx = 2 * self.nv
 
         def run(q, v, u):
@@ -185,12 +278,12 @@ class Problem(eqx.Module):
 
             return quadratic_model(self.running_cost, lift, jnp.concatenate([jnp.zeros(nx, u.dtype), u]), self.dt)
 
-        def term(q, v):
-            return quadratic_model(self.terminal_cost, lambda dx: self.retract(q, v, dx), jnp.zeros(nx, q.dtype))
-
         g, H = jax.vmap(run)(qs[:-1], vs[:-1], us)
-        gf, Hf = term(qs[-1], vs[-1])
-        return g, H, gf, Hf
+        return (g, H, *self._terminal_model(qs[-1], vs[-1]))
+
+    def _terminal_model(self, q, v):
+        """``(g_f, H_f)`` of the terminal cost at ``(q, v)`` in ``δx``."""
+        return quadratic_model(self.terminal_cost, lambda dx: self.retract(q, v, dx), jnp.zeros(2 * self.nv, q.dtype))
 
 
 def _sym(X):

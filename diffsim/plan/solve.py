@@ -24,6 +24,7 @@ from .result import Plan
 from .shooting import solve_shooting
 
 METHODS = ("ddp", "shooting", "cem")
+QUADRATURES = ("knot", "rk4")
 #: default (max_iter, tol in float64, tol in float32) per method
 DEFAULT_SETTINGS = {"ddp": (100, 1e-10, 1e-5), "shooting": (1000, 1e-8, 1e-4), "cem": (50, 1e-3, 1e-3)}
 
@@ -90,7 +91,7 @@ def _planning_contact(contact):
 
 
 def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_cost, tau_limits=None, actuation=None,
-                 forces=(), dynamics=None, t0=0.0, ctrl: bool = False, contact=None) -> Problem:
+                 forces=(), dynamics=None, t0=0.0, ctrl: bool = False, contact=None, quadrature: str = "knot") -> Problem:
     """A checked :class:`~.problem.Problem` (arguments as in :func:`solve`)."""
     if not isinstance(model, Model):
         raise TypeError(f"plan.solve expects a diffsim Model, got {type(model).__name__}")
@@ -101,6 +102,8 @@ def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_co
             raise TypeError(f"horizon must be an integer number of steps, got {horizon!r}") from None
     if int(horizon) < 1:
         raise ValueError(f"horizon must be >= 1 step, got {horizon}")
+    if quadrature not in QUADRATURES:
+        raise ValueError(f"quadrature must be one of {QUADRATURES}, got {quadrature!r}")
     dtype = model.dtype
     q0, v0 = jnp.asarray(q0, dtype), jnp.asarray(v0, dtype)
     if q0.shape != (model.nq,):
@@ -147,7 +150,8 @@ def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_co
     _scalar_cost("terminal_cost", terminal_cost, q0, v0)
     return Problem(model=model, q0=q0, v0=v0, dt=dt, t0=jnp.asarray(t0, dtype), lo=lo, hi=hi, forces=tuple(forces),
                    dynamics=as_dynamics(dynamics), horizon=int(horizon), actuated=actuated, running_cost=running_cost,
-                   terminal_cost=terminal_cost, bounded=bounded, act=act, contact=_planning_contact(contact))
+                   terminal_cost=terminal_cost, bounded=bounded, act=act, contact=_planning_contact(contact),
+                   quadrature=quadrature)
 
 
 def _initial_controls(problem: Problem, tau_init, dtype):
@@ -179,7 +183,7 @@ def _run(problem: Problem, u0, method: str, max_iter: int, tol, key, options: di
 def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost, tau_limits=None,
           method: str = "ddp", tau_init=None, max_iter: int | None = None, tol: float | None = None,
           contact=None, actuation=None, forces=(), dynamics=None, t0=0.0, key=None,
-          options: dict | None = None, ctrl: bool = False) -> Plan:
+          options: dict | None = None, ctrl: bool = False, quadrature: str = "knot") -> Plan:
     """Torques that take ``model`` from ``(q0, v0)`` over ``horizon`` steps of ``dt`` at minimum
 
         J = Σ_{k<N} dt · running_cost(q_k, v_k, τ_k) + terminal_cost(q_N, v_N)
@@ -225,6 +229,10 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
             ``ℓ(q, v, u)``; the box defaults to the actuators' ``ctrlrange`` (``tau_limits``
             overrides it); ``tau_init`` is the initial controls [N, nu]; ``Plan.ctrl`` holds the
             controls, ``Plan.tau`` the actuators' generalised forces at the knots.
+        quadrature: the running cost's rule over a step: ``"knot"`` (``dt · ℓ(q_k, v_k, τ_k)``, the
+            formula above) or ``"rk4"`` (``dt Σ_i b_i ℓ(x_i, τ_k)`` over the RK4 stage states ``x_i`` of
+            the step, weights ``b = (1, 2, 2, 1)/6``: Crocoddyl's ``IntegratedActionModelRK``; the
+            step computes those states anyway, and ``"ddp"`` differentiates step and cost together).
 
     Works under ``jit``, ``vmap`` (e.g. over ``q0``, targets closed over in the costs, model
     parameters) and in float32/float64 (the model's dtype). Bad input raises ``ValueError`` /
@@ -235,7 +243,7 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
     problem = make_problem(model, q0, v0, horizon=horizon, dt=dt, running_cost=running_cost,
                            terminal_cost=terminal_cost, tau_limits=tau_limits, actuation=actuation, forces=forces,
-                           dynamics=dynamics, t0=t0, ctrl=ctrl, contact=contact)
+                           dynamics=dynamics, t0=t0, ctrl=ctrl, contact=contact, quadrature=quadrature)
     dtype = model.dtype
     d_iter, tol64, tol32 = DEFAULT_SETTINGS[method]
     max_iter = d_iter if max_iter is None else max_iter

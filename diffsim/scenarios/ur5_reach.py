@@ -252,12 +252,19 @@ def terminal_cost(p: Ur5Reach, model: Model):
     return LeastSquares(residual, [p.w_p] * 3 + [p.w_v] * model.nv)
 
 
+def planner_costs(p: Ur5Reach, model: Model) -> dict:
+    """The costs as :func:`diffsim.plan.solve` takes them: ``running_cost`` = :func:`effort_cost`
+    (``l`` at one state) with ``quadrature=p.quadrature`` — the planner integrates it over each step
+    itself, from the step's own stage states (``"rk4"``: the same number as :func:`running_cost`'s
+    stage average, computed once with the step), and ``terminal_cost``."""
+    return dict(running_cost=effort_cost(p, model), terminal_cost=terminal_cost(p, model), quadrature=p.quadrature)
+
+
 def planning_problem(p: Ur5Reach, model: Model, *, limits: bool = False):
     """The :class:`diffsim.plan.Problem` (discretisation and cost) of ``p``; with ``limits`` its
     torque box."""
     return make_problem(model, jnp.asarray(p.q0, model.dtype), jnp.asarray(p.v0, model.dtype), horizon=p.horizon,
-                        dt=p.dt, running_cost=running_cost(p, model), terminal_cost=terminal_cost(p, model),
-                        tau_limits=p.tau_limits if limits else None)
+                        dt=p.dt, tau_limits=p.tau_limits if limits else None, **planner_costs(p, model))
 
 
 def total_cost(p: Ur5Reach, model: Model, tau):
@@ -295,8 +302,7 @@ def plan_arguments(options: dict, params: dict | None = None) -> tuple[Ur5Reach,
     model = load_model(p.urdf, dtype=jnp.float64)
     if params:
         model = set_params(model, params)
-    kwargs = dict(horizon=p.horizon, dt=p.dt, running_cost=running_cost(p, model), terminal_cost=terminal_cost(p, model),
-                  tau_limits=p.tau_limits if o["limits"] else None, method=o["method"], max_iter=int(o["max_iter"]),
+    kwargs = dict(horizon=p.horizon, dt=p.dt, **planner_costs(p, model), tau_limits=p.tau_limits if o["limits"] else None, method=o["method"], max_iter=int(o["max_iter"]),
                   tau_init=jnp.tile(jnp.asarray(p.tau_init), (p.horizon, 1)))
     return p, model, kwargs
 

@@ -25,10 +25,19 @@ from .vector_field import vector_field
 
 _C = np.array([0.0, 0.5, 0.5, 1.0])  # stage nodes
 _W = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0  # weights
+RK4_WEIGHTS = _W  # the classical RK4 weights b_i (a cost integrated over a step: dt Σ b_i ℓ(x_i))
 
 
 def rk4_step(model: Model, loads: Loads, t, q, v, dt, dynamics: AbstractDynamics = Default()):
     """One classical RK4 step of ``(q, v)`` from ``t`` to ``t + dt`` (stages in a scan)."""
+    q1, v1, _ = rk4_step_stages(model, loads, t, q, v, dt, dynamics)
+    return q1, v1
+
+
+def rk4_step_stages(model: Model, loads: Loads, t, q, v, dt, dynamics: AbstractDynamics = Default()):
+    """:func:`rk4_step` and its stage states: ``(q1, v1, (q_s [4, nq], v_s [4, nv]))`` with
+    ``x_1 = x``, ``x_{i+1} = x + c_{i+1} dt k_i`` (``k_i`` the vector field at ``x_i``; Butcher
+    nodes ``c = (0, ½, ½, 1)``), the states at which the step evaluates the dynamics."""
     args = (model, loads, None, as_dynamics(dynamics), None)  # no prescribed motion
 
     def stage(carry, cw):
@@ -36,12 +45,12 @@ def rk4_step(model: Model, loads: Loads, t, q, v, dt, dynamics: AbstractDynamics
         c, w = cw[0], cw[1]
         qs, vs = q + c * dt * kq, v + c * dt * kv
         kq, kv, _ = vector_field(t + c * dt, (qs, vs, None), args)
-        return (kq, kv, acc_q + w * kq, acc_v + w * kv), None
+        return (kq, kv, acc_q + w * kq, acc_v + w * kv), (qs, vs)
 
     zq, zv = jnp.zeros_like(q), jnp.zeros_like(v)
     cw = jnp.asarray(np.stack([_C, _W], 1), q.dtype)
-    (_, _, dq, dv), _ = jax.lax.scan(stage, (zq, zv, zq, zv), cw)
-    return normalize(model, q + dt * dq), v + dt * dv
+    (_, _, dq, dv), stages = jax.lax.scan(stage, (zq, zv, zq, zv), cw)
+    return normalize(model, q + dt * dq), v + dt * dv, stages
 
 
 def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), ctrl=None, loads: Loads | None = None,

@@ -146,7 +146,7 @@ def test_ddp_reaches_crocoddyls_optimum(ref, model):
     warm-started, stops at iteration 0 (stop 7e-13): a stationary point of the same problem."""
     z, p = ref
     plan = ds.plan.solve(model, jnp.asarray(p.q0), jnp.asarray(p.v0), horizon=p.horizon, dt=p.dt,
-                         running_cost=ur.running_cost(p, model), terminal_cost=ur.terminal_cost(p, model),
+                         **ur.planner_costs(p, model),  # quadrature="rk4": the step's own stage states
                          tau_init=jnp.tile(jnp.asarray(p.tau_init), (p.horizon, 1)), method="ddp", max_iter=200)
     assert plan.message == "converged"
     assert float(plan.cost) <= float(z["fddp_cost"]) * (1 + 1e-3)
