@@ -37,7 +37,7 @@ def setup_jax(x64: bool = True):
     preallocation, the same XLA CPU flags as diffsim's CLI and tests, float64. Returns ``jax``."""
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false --xla_cpu_multi_thread_eigen=false")
     import jax
 
     jax.config.update("jax_enable_x64", x64)

@@ -27,8 +27,9 @@ from .catalog import CATALOG, parse_sets
 from .options import Option, OptionError, add_flag, format_table
 
 # Set before JAX initialises its CPU backend (first computation, not import). Measured: XLA CPU
-# compiles ~2x faster without its fusion emitters, and runs no slower.
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")
+# compiles ~2x faster without its fusion emitters, and runs no slower; without handing each small
+# dot to Eigen's thread pool every S0 row ran faster on the 2 quiet cores (README, "Core speed").
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false --xla_cpu_multi_thread_eigen=false")
 
 #: the subcommands that take a scenario, and the job a scenario must declare for each
 SCENARIO_COMMANDS = {"run": "run", "fit": "fit", "montecarlo": "montecarlo", "plan": "plan"}

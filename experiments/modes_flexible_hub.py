@@ -53,7 +53,7 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false")  # halves compile time (tests/conftest.py)
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false --xla_cpu_multi_thread_eigen=false")  # halves compile time (tests/conftest.py)
 
 import jax
 

@@ -3,7 +3,8 @@
 * float64 everywhere (an explicit choice, see STYLE.md); float32 is tested where stated.
 * XLA's CPU backend runs without its new fusion emitters unless XLA_FLAGS says otherwise:
   measured here, that roughly halves compile time (which dominates this suite) and does not
-  slow the compiled code; arithmetic is unchanged (see README, "Performance").
+  slow the compiled code; arithmetic is unchanged (see README, "Performance"). Small dots run on
+  the calling thread (``--xla_cpu_multi_thread_eigen=false``), as in the CLI and the benchmarks.
 * The tests compile with LLVM's optimisation level 0 (``--xla_backend_optimization_level=0``;
   XLA's own HLO passes still run): compiling is most of this suite's time, and the tests run
   each program a few times. Measured on the 2 shared cores, same commit: fast subset 3m35 ->
@@ -32,7 +33,8 @@ import json
 import os
 import pathlib
 
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false --xla_backend_optimization_level=0")
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false --xla_cpu_multi_thread_eigen=false "
+                      "--xla_backend_optimization_level=0")
 
 import jax  # noqa: E402
 

@@ -235,18 +235,26 @@ class Problem(eqx.Module):
             def stages(z):
                 return self.step_stages(k, *self.retract(q, v, z[:nx]), z[nx:]), self.cost_input(z[nx:])
 
-            def f(z):  # the step's deviation and every least-squares term's stage residuals √b_i r(x_i, τ)
+            def f(z):  # the step's deviation, its stage states and the cost input, flat
                 (qn, vn, (sq, sv)), c = stages(z)
-                rw = [jax.vmap(t.residual_and_weights, (0, 0, None))(sq, sv, c) for t in ls]
-                r = [(jnp.sqrt(b)[:, None] * ri).ravel() for ri, _ in rw]
-                return jnp.concatenate([self.deviation(q1, v1, qn, vn), *r]), (r, [wi.ravel() for _, wi in rw])
+                return jnp.concatenate([self.deviation(q1, v1, qn, vn), sq.ravel(), sv.ravel(), c]), (sq, sv, c)
 
             z0 = jnp.concatenate([jnp.zeros(nx, u.dtype), u])
-            J, (rs, ws) = jax.jacfwd(f, has_aux=True)(z0)
-            g, H, row = jnp.zeros_like(z0), jnp.zeros((z0.size, z0.size), u.dtype), nx
-            for r, w in zip(rs, ws):  # Gauss–Newton: 2 dt Jᵀ W r, 2 dt Jᵀ W J
-                Jr = J[row:row + r.size]
-                row += r.size
+            J, (sq, sv, c) = jax.jacfwd(f, has_aux=True)(z0)
+            # the stage states' Jacobians ∂x_i/∂z (from the same pass as the step's)
+            nq, nv = sq.shape[1], sv.shape[1]
+            Jq = J[nx:nx + 4 * nq].reshape(4, nq, -1)
+            Jv = J[nx + 4 * nq:nx + 4 * (nq + nv)].reshape(4, nv, -1)
+            Jc = J[nx + 4 * (nq + nv):]
+            g, H = jnp.zeros_like(z0), jnp.zeros((z0.size, z0.size), u.dtype)
+            for t in ls:  # Gauss–Newton on √b_i r(x_i, c): 2 dt Jᵀ W r, 2 dt Jᵀ W J
+                r, w = jax.vmap(t.residual_and_weights, (0, 0, None))(sq, sv, c)
+                # ∂r/∂z by the chain rule through the stage states, each partial in its own forward
+                # pass: a residual that ignores an argument (or is linear in it) costs nothing there
+                dr = [jax.vmap(jax.jacfwd(t.residual, argnums=i), (0, 0, None))(sq, sv, c) for i in range(3)]
+                Jr = dr[0] @ Jq + dr[1] @ Jv + dr[2] @ Jc
+                Jr = (jnp.sqrt(b)[:, None, None] * Jr).reshape(-1, z0.size)
+                r, w = (jnp.sqrt(b)[:, None] * r).ravel(), w.ravel()
                 WJ = (2 * self.dt) * w[:, None] * Jr
                 g, H = g + WJ.T @ r, H + _sym(Jr.T @ WJ)
             for t in plain:
