@@ -46,7 +46,7 @@ from .welded import welded
 RIGID_SCHEDULE = "levels"
 #: Whether rigid trees are swept with their fixed joints welded (:mod:`.welded`: fixed bodies merged into
 #: their moving parents; the same dynamics to rounding, fewer bodies per pass). ``False`` sweeps the
-#: tree as built (for comparison, ``benchmarks/bench_speed.py``).
+#: tree as built (for comparisons: ``tests/dynamics/test_welded.py``, README "Core speed").
 WELD_FIXED = True
 RIGID_SCHEDULES = {"per_body": forward_dynamics_aba, "levels": forward_dynamics_levels("dot"),
                    "levels_reduce": forward_dynamics_levels("reduce"),

@@ -16,8 +16,9 @@ Each iteration, at the current trajectory ``(x̄, ū)``:
    need a large ``μ`` and crush the low-curvature directions. The second derivatives of the
    dynamics are dropped (iLQR: Gauss–Newton on the dynamics). The gradients are exact, so the
    fixed point is a stationary point of ``J``. With the running cost integrated over each step
-   (``quadrature="rk4"``) the step and the cost's residuals at its stage states come from one
-   forward-mode pass (:meth:`.problem.Problem.local_models`).
+   (``quadrature="rk4"``) the cost's residuals at the step's stage states are differentiated
+   through the stages' Jacobians, which the step's forward-mode pass gives
+   (:meth:`.problem.Problem.local_models`).
 2. Backward pass (Riccati), from ``V_x = ℓ_f,x``, ``V_xx = ℓ_f,xx``::
 
        Q_x  = ℓ_x  + Aᵀ V_x'          Q_u  = ℓ_u  + Bᵀ V_x'

@@ -23,7 +23,7 @@ A :class:`Problem` is Crocoddyl's action-model split written once: a dynamics st
   (``quadrature="knot"``, the default), or with the running cost integrated over each step by the
   RK4 weights at the step's own stage states, ``dt Σ_i b_i ℓ(x_i, τ_k)`` (``quadrature="rk4"``:
   Crocoddyl's ``IntegratedActionModelRK``; the stage states come from the step that computes
-  them anyway, and DDP differentiates step and cost in one forward-mode pass).
+  them anyway, and so do their Jacobians in DDP's local models).
 """
 
 from __future__ import annotations
@@ -218,10 +218,10 @@ class Problem(eqx.Module):
 
     def local_models(self, qs, vs, us):
         """DDP's local models at a trajectory: ``(A, B, g, H, g_f, H_f)`` of :meth:`step_jacobians`
-        and :meth:`cost_derivatives`. With ``quadrature="rk4"`` the step and the running cost's
-        residuals at its stage states are differentiated together (one forward-mode pass per knot:
-        the stage states are the step's); a plain (non-least-squares) running term gets its exact,
-        PSD-projected Hessian through the stage states."""
+        and :meth:`cost_derivatives`. With ``quadrature="rk4"`` one forward-mode pass per knot gives
+        the step's Jacobians and its stage states' ``∂x_i/∂(δx, u)``; a least-squares term's residuals
+        at the stages are differentiated through those by the chain rule (each argument's partial in
+        its own pass); a plain running term gets its exact, PSD-projected Hessian through the stages."""
         if self.quadrature == "knot":
             return (*self.step_jacobians(qs, vs, us), *self.cost_derivatives(qs, vs, us))
         nx = 2 * self.nv

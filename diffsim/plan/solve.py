@@ -232,7 +232,7 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
         quadrature: the running cost's rule over a step: ``"knot"`` (``dt · ℓ(q_k, v_k, τ_k)``, the
             formula above) or ``"rk4"`` (``dt Σ_i b_i ℓ(x_i, τ_k)`` over the RK4 stage states ``x_i`` of
             the step, weights ``b = (1, 2, 2, 1)/6``: Crocoddyl's ``IntegratedActionModelRK``; the
-            step computes those states anyway, and ``"ddp"`` differentiates step and cost together).
+            step computes those states, and in ``"ddp"`` their Jacobians, anyway).
 
     Works under ``jit``, ``vmap`` (e.g. over ``q0``, targets closed over in the costs, model
     parameters) and in float32/float64 (the model's dtype). Bad input raises ``ValueError`` /
