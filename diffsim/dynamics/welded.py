@@ -103,7 +103,7 @@ def welded(model: Model, f_ext=None):
             continue
         ms, xs, Is = [], [], []
         for i in group:
-            R, p = (jnp.eye(3, dtype=dtype), jnp.zeros(3, dtype)) if pose[i] is None or i == i0 else pose[i]
+            R, p = (jnp.eye(3, dtype=dtype), jnp.zeros(3, dtype)) if pose[i] is None else pose[i]  # None: the host
             ms.append(model.mass[i]), xs.append(p + R @ model.com[i]), Is.append(R @ model.inertia[i] @ R.T)
         ms, xs = jnp.stack(ms), jnp.stack(xs)
         m = jnp.sum(ms)
