@@ -4,16 +4,19 @@ Module order (each imports only the ones above it): :mod:`.traversal` (the per-b
 the tree), :mod:`.configuration`, :mod:`.sections` (flexible-link sections), :mod:`.kinematics`,
 :mod:`.jacobians`, the kernels (:mod:`.rnea`, :mod:`.aba`, :mod:`.crba` for rigid trees and
 :mod:`.levels`, their ABA and RNEA batched per depth level; :mod:`.flexible`, :mod:`.composite`
-for flexible ones; :mod:`.energy`), :mod:`.coupled` (mimic joints: the tree's equations projected
+for flexible ones; :mod:`.energy`), :mod:`.derivatives` (the analytical derivatives of RNEA and
+ABA), :mod:`.coupled` (mimic joints: the tree's equations projected
 onto the independent coordinates) and :mod:`.dispatch`, the public entry points and the dynamics
 strategies.
 """
 
 from .configuration import configuration_rate, difference, integrate, normalize, random_configuration
 from .coupled import reduced_forward_dynamics, reduced_inverse_dynamics, reduced_mass_matrix
+from .derivatives import aba_derivatives, rnea_derivatives
 from .dispatch import (
     ABA,
     AbstractDynamics,
+    AnalyticTangents,
     Composite,
     Default,
     FunctionDynamics,
@@ -47,12 +50,14 @@ from .kinematics import (
 __all__ = [
     "ABA",
     "AbstractDynamics",
+    "AnalyticTangents",
     "Composite",
     "Default",
     "FunctionDynamics",
     "Kinematics",
     "MassMatrix",
     "Sweep",
+    "aba_derivatives",
     "angular_momentum",
     "as_dynamics",
     "bias_forces",
@@ -75,6 +80,7 @@ __all__ = [
     "point_jacobian",
     "point_velocity",
     "potential_energy",
+    "rnea_derivatives",
     "random_configuration",
     "reduced_forward_dynamics",
     "reduced_inverse_dynamics",

@@ -16,6 +16,7 @@ from typing import Callable
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
 from ..model.mimic import couple
@@ -24,6 +25,7 @@ from .aba import forward_dynamics_aba
 from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite
 from .coupled import forward_dynamics_coupled, project_acceleration
 from .crba import mass_matrix_crba
+from .derivatives import aba_derivatives, rnea_derivatives, supported
 from .energy import kinetic_energy_rigid, potential_energy_rigid
 from .fluid import fluid_wrenches
 from .flexible import (
@@ -67,7 +69,7 @@ def _defaults(model: Model, tau, f_ext):
 
 
 def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"], tau: Float[Array, " nv"] | None = None,
-                     f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
+                     f_ext: Float[Array, "nb 6"] | None = None, *, tangents: str = "ad") -> Float[Array, " nv"]:
     """Accelerations ``v̇`` [nv] of ``M v̇ + C v + g + D(v) = τ + Σ Jᵢᵀ f_ext,i``.
 
     ``tau`` [nv] generalised forces (joint torques; base wrench ``[F; M]`` in the base frame for a
@@ -84,7 +86,16 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     Mimic joints (``model.mimic``): Kane's equations in the independent coordinates,
     ``v̇ = G v̇_r`` with ``Gᵀ M G v̇_r = Gᵀ (τ − h)`` (:mod:`.coupled`); the mimic entries of ``q``
     and ``v`` follow from their masters.
+
+    ``tangents="analytic"``: forward-mode derivatives apply ``∂v̇/∂q``, ``∂v̇/∂q̇`` and ``M⁻¹``
+    formed once (:mod:`.derivatives`) to every tangent — for fixed-base trees of revolute and
+    prismatic joints; the same values, cheaper when many tangents are pushed at once (a Jacobian),
+    dearer for one (:class:`AnalyticTangents`).
     """
+    _check_tangents(tangents)
+    if tangents == "analytic":
+        tau, f_ext = _defaults(model, tau, f_ext)
+        return _fd_analytic(model, q, v, tau, f_ext)
     if not _traced(model, q, v, tau, f_ext):  # called eagerly: one compiled program per model structure
         return _forward_dynamics_compiled(model, q, v, tau, f_ext, RIGID_SCHEDULE)
     return _forward_dynamics(model, q, v, tau, f_ext, None)
@@ -121,14 +132,20 @@ _forward_dynamics_compiled = eqx.filter_jit(_forward_dynamics)
 
 
 def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"], a: Float[Array, " nv"],
-                     f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
+                     f_ext: Float[Array, "nb 6"] | None = None, *, tangents: str = "ad") -> Float[Array, " nv"]:
     """``τ = M(q) a + C(q, v) v + g(q) + D(v) − Σ Jᵢᵀ f_ext,i`` (RNEA; flexible trees: the
     generalised forces of every coordinate, the modal ones last), so that
     ``forward_dynamics(model, q, v, inverse_dynamics(model, q, v, a)) == a``.
 
     With mimic joints this is the tree's (every joint free) at the given state: for a coupled
     ``a = G a_r`` it is one of the torques that produce ``a`` (the one with no coupling force);
-    the coupled system's own is ``Gᵀ τ`` (:func:`~.coupled.reduced_inverse_dynamics`)."""
+    the coupled system's own is ``Gᵀ τ`` (:func:`~.coupled.reduced_inverse_dynamics`).
+
+    ``tangents="analytic"``: forward-mode derivatives apply ``∂τ/∂q``, ``∂τ/∂q̇`` and ``M`` formed
+    once (:func:`.derivatives.rnea_derivatives`) to every tangent (as in :func:`forward_dynamics`)."""
+    _check_tangents(tangents)
+    if tangents == "analytic":
+        return _id_analytic(model, q, v, a, _defaults(model, None, f_ext)[1])
     if model.fluid is not None:
         f_ext = fluid_wrenches(model, q, v) + (0.0 if f_ext is None else f_ext)
     if model.topology.has_flex:
@@ -161,10 +178,11 @@ def bias_forces(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"],
     return inverse_dynamics(model, q, v, jnp.zeros(model.nv, model.dtype), f_ext)
 
 
-def gravity_forces(model: Model, q: Float[Array, " nq"]) -> Float[Array, " nv"]:
-    """``g(q)``: generalised gravity forces (flexible trees: plus the elastic forces ``K δ``)."""
+def gravity_forces(model: Model, q: Float[Array, " nq"], *, tangents: str = "ad") -> Float[Array, " nv"]:
+    """``g(q)``: generalised gravity forces (flexible trees: plus the elastic forces ``K δ``);
+    ``tangents`` as in :func:`inverse_dynamics`."""
     z = jnp.zeros(model.nv, model.dtype)
-    return inverse_dynamics(model, q, z, z)
+    return inverse_dynamics(model, q, z, z, tangents=tangents)
 
 
 def kinetic_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, ""]:
@@ -248,6 +266,70 @@ class ABA(AbstractDynamics):
         _rigid(self.schedule)
         if model.topology.has_flex:
             raise ValueError("ABA is the rigid-tree algorithm; this model has flexible links (use Sweep or Composite)")
+
+
+def _is_zero(tangent) -> bool:
+    leaves = jax.tree_util.tree_leaves(tangent, is_leaf=lambda x: isinstance(x, SymbolicZero))
+    return all(isinstance(x, SymbolicZero) for x in leaves)
+
+
+def _instantiate(tangent):
+    return jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype) if isinstance(x, SymbolicZero) else x,
+                                  tangent, is_leaf=lambda x: isinstance(x, SymbolicZero))
+
+
+def _analytic(fn: Callable, jacobians: Callable) -> Callable:
+    """``fn(model, q, v, x, f_ext)`` (forward or inverse dynamics) with a JVP rule that applies
+    three matrices formed once, ``δy = J_q δq + J_v δq̇ + J_x δx``
+    (``jacobians(swept, q, v, x, y, f_swept)``, on the welded tree: :mod:`.derivatives`), plus
+    the ordinary JVP for tangents of the model's parameters and of the body forces when there are
+    any. Trees the analytical pass does not handle get ``fn``'s own derivatives."""
+
+    @jax.custom_jvp
+    def f(model, q, v, x, f_ext):
+        return fn(model, q, v, x, f_ext)
+
+    def f_jvp(primals, tangents):
+        model, q, v, x, f_ext = primals
+        dmodel, dq, dv, dx, df = tangents
+        swept, f_swept = _swept(model, f_ext)
+        if not supported(swept):
+            return jax.jvp(fn, primals, tuple(_instantiate(t) for t in tangents))
+        y = fn(model, q, v, x, f_ext)
+        dy = jnp.zeros_like(y)
+        for mat, d in zip(jacobians(swept, q, v, x, y, f_swept), (dq, dv, dx)):
+            if not _is_zero(d):
+                dy = dy + mat @ d
+        if not (_is_zero(dmodel) and _is_zero(df)):
+            dy = dy + jax.jvp(lambda m, fe: fn(m, q, v, x, fe), (model, f_ext), (_instantiate(dmodel), _instantiate(df)))[1]
+        return y, dy
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    return f
+
+
+#: forward dynamics with ``(∂v̇/∂q, ∂v̇/∂q̇, M⁻¹)`` at ``v̇``, inverse dynamics with ``(∂τ/∂q, ∂τ/∂q̇, M)``
+_fd_analytic = _analytic(lambda *a: forward_dynamics(*a), lambda m, q, v, tau, a, f: aba_derivatives(m, q, v, a, f))
+_id_analytic = _analytic(lambda *a: inverse_dynamics(*a), lambda m, q, v, a, tau, f: rnea_derivatives(m, q, v, a, f))
+TANGENTS = ("ad", "analytic")
+
+
+def _check_tangents(tangents: str) -> None:
+    if tangents not in TANGENTS:
+        raise ValueError(f"unknown tangents {tangents!r}; use one of {TANGENTS}")
+
+
+class AnalyticTangents(AbstractDynamics):
+    """:func:`forward_dynamics`, whose forward-mode derivatives apply the analytical Jacobians
+    ``∂v̇/∂(q, q̇)`` and ``M⁻¹`` (:mod:`.derivatives`, Carpentier & Mansard 2018), formed once
+    per state, to every tangent: for fixed-base trees of revolute and prismatic joints (fixed
+    joints welded). Forming them costs about two or three tangents pushed through ABA, so this
+    pays where many tangents are pushed at once (Jacobians of a step: DDP's local models use it)
+    and not for a single JVP. Other trees get :func:`forward_dynamics`'s own derivatives. Reverse
+    mode transposes the same linear map."""
+
+    def __call__(self, model, q, v, tau=None, f_ext=None):
+        return forward_dynamics(model, q, v, tau, f_ext, tangents="analytic")
 
 
 class Sweep(AbstractDynamics):

@@ -175,11 +175,13 @@ def problem(**overrides) -> Ur5Reach:
 
 
 def _effort_residual(p: Ur5Reach, model: Model):
-    """``e(q, τ)`` [6]: ``τ − g(q)`` (``effort="above-gravity"``) or ``τ`` (``"total"``)."""
+    """``e(q, τ)`` [6]: ``τ − g(q)`` (``effort="above-gravity"``) or ``τ`` (``"total"``); ``g``'s
+    forward-mode derivative from the analytical ``∂g/∂q`` (DDP's local models push the six
+    tangents of ``q`` through it at every stage, as Crocoddyl does with Pinocchio's)."""
     above_gravity = p.effort == "above-gravity"
 
     def e(q, tau):
-        return tau - gravity_forces(model, q) if above_gravity else tau
+        return tau - gravity_forces(model, q, tangents="analytic") if above_gravity else tau
 
     return e
 
