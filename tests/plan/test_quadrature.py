@@ -5,6 +5,7 @@ scenario: the stage states recomputed from the knot by the vector field): the sa
 cost, the same DDP local models (Gauss–Newton for least-squares terms, exact PSD-projected for a
 plain term), gradients against central differences, and DDP reaching a stationary point."""
 
+import dataclasses
 import math
 
 import jax
@@ -77,6 +78,35 @@ def test_cost_and_local_models_equal_the_stage_average_written_at_the_knots(prob
     # and the stage average is not the knot rule (this test could tell them apart)
     knot_rule = ds.plan.make_problem(M, Q0, V0, horizon=N, dt=DT, running_cost=RUN, terminal_cost=terminal)
     assert rel(jax.jit(lambda p, u: p.objective(u))(knot_rule, us), J_ref) > 1e-5  # measured 3.8e-4
+
+
+def _with_ad_tangents(problem):
+    """The same problem with forward-mode AD through ABA in its local models (the planner switches
+    the default dynamics to :class:`ds.dynamics.AnalyticTangents` there)."""
+
+    class ADTangents(type(problem)):
+        def for_jacobians(self):
+            return self
+
+    return ADTangents(**{f.name: getattr(problem, f.name) for f in dataclasses.fields(problem)})
+
+
+def test_local_models_with_analytic_tangents_equal_forward_mode_ad(problems):
+    """DDP's local models with the analytical derivatives = with AD tangents (the rk4 quadrature:
+    step Jacobians, stage-state Jacobians through the chain rule, a plain term's exact Hessian)."""
+    us = 0.5 * jax.random.normal(jax.random.PRNGKey(2), (N, 2))
+    for p in problems[:1]:
+        assert isinstance(p.for_jacobians().dynamics, ds.dynamics.AnalyticTangents)
+        ad = _with_ad_tangents(p)
+
+        @jax.jit
+        def both(p, ad, us):
+            qs, vs = p.rollout(us)
+            return p.local_models(qs, vs, us), ad.local_models(qs, vs, us)
+
+        lm, lm_ref = both(p, ad, us)
+        for name, a, b in zip(("A", "B", "g", "H", "g_f", "H_f"), lm, lm_ref):
+            assert rel(a, b) <= 1e-12, (p.quadrature, name)
 
 
 @pytest.mark.slow
