@@ -88,9 +88,9 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     and ``v`` follow from their masters.
 
     ``tangents="analytic"``: forward-mode derivatives apply ``∂v̇/∂q``, ``∂v̇/∂q̇`` and ``M⁻¹``
-    formed once (:mod:`.derivatives`) to every tangent — for fixed-base trees of revolute and
-    prismatic joints; the same values, cheaper when many tangents are pushed at once (a Jacobian),
-    dearer for one (:class:`AnalyticTangents`).
+    formed once (:mod:`.derivatives`) to every tangent — for rigid trees of revolute, prismatic,
+    spherical and free joints; the same values, cheaper when many tangents are pushed at once (a
+    Jacobian), dearer for one (:class:`AnalyticTangents`).
     """
     _check_tangents(tangents)
     if tangents == "analytic":
@@ -322,8 +322,8 @@ def _check_tangents(tangents: str) -> None:
 class AnalyticTangents(AbstractDynamics):
     """:func:`forward_dynamics`, whose forward-mode derivatives apply the analytical Jacobians
     ``∂v̇/∂(q, q̇)`` and ``M⁻¹`` (:mod:`.derivatives`, Carpentier & Mansard 2018), formed once
-    per state, to every tangent: for fixed-base trees of revolute and prismatic joints (fixed
-    joints welded). Forming them costs about two or three tangents pushed through ABA, so this
+    per state, to every tangent: for rigid trees of revolute, prismatic, spherical and free joints
+    (fixed joints welded; floating bases included). Forming them costs about two or three tangents pushed through ABA, so this
     pays where many tangents are pushed at once (Jacobians of a step: DDP's local models use it)
     and not for a single JVP. Other trees get :func:`forward_dynamics`'s own derivatives. Reverse
     mode transposes the same linear map."""

@@ -2,7 +2,8 @@
 ``tangents="analytic"`` JVP rules built on them: against forward-mode AD of the per-body RNEA (a
 second implementation of the same derivatives), central finite differences, and the default
 (AD) rules of :func:`ds.forward_dynamics` / :func:`ds.inverse_dynamics`, on a branched tree of
-revolute and prismatic joints with every passive term, a random tree, and the UR5 file."""
+revolute and prismatic joints with every passive term, a random fixed-base tree, a floating base
+with spherical joints (the S0 robot's joint types), and the UR5 file."""
 
 import jax
 import jax.numpy as jnp
@@ -43,6 +44,8 @@ def _branched():
 MODELS = {"branched": _branched,
           "random": lambda: random_tree(3, n_bodies=7, joint_types=("revolute", "prismatic"), base=None, n_arms=3,
                                         damping=True),
+          "floating": lambda: random_tree(4, n_bodies=5, joint_types=("revolute", "spherical", "prismatic"), base="free",
+                                          n_arms=2, damping=True),
           "ur5": lambda: ur5_reach.load_model(dtype=jnp.float64)}
 
 
@@ -51,9 +54,11 @@ def rel(a, b):
 
 
 def _state(m, seed=0):
+    """A random state; quaternions of norm 1.3 (the rotation normalises them; derivatives in the
+    configuration vector's own coordinates, radial direction included)."""
     k = jax.random.split(jax.random.PRNGKey(seed), 4)
-    return (jax.random.normal(k[0], (m.nq,)), jax.random.normal(k[1], (m.nv,)), jax.random.normal(k[2], (m.nv,)),
-            jax.random.normal(k[3], (m.nb, 6)))
+    return (1.3 * ds.random_configuration(m, k[0]), jax.random.normal(k[1], (m.nv,)),
+            jax.random.normal(k[2], (m.nv,)), jax.random.normal(k[3], (m.nb, 6)))
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
@@ -97,10 +102,9 @@ def test_aba_derivatives_equal_central_differences(case):
     swept, f_swept = dispatch._swept(m, f)
     Aq, Av, Minv = jax.jit(aba_derivatives)(swept, q, v, a, f_swept)
     h = 1e-6
-    eye = np.eye(m.nv)
     for J, arg in ((Aq, 0), (Av, 1), (Minv, 2)):
         cols = []
-        for e in eye:
+        for e in np.eye((q, v, tau)[arg].size):  # q: the configuration vector's own coordinates
             x = [q, v, tau]
             xp, xm = list(x), list(x)
             xp[arg], xm[arg] = x[arg] + h * e, x[arg] - h * e
@@ -109,6 +113,7 @@ def test_aba_derivatives_equal_central_differences(case):
 
 
 @pytest.mark.parametrize("name", ["branched", pytest.param("random", marks=pytest.mark.slow),
+                                  pytest.param("floating", marks=pytest.mark.slow),
                                   pytest.param("ur5", marks=pytest.mark.slow)])
 def test_analytic_tangents_equal_the_default_derivatives(name):
     """``tangents="analytic"``: the same values and, in forward and reverse mode, the same
@@ -156,17 +161,18 @@ def eqx_mass(m, mass):
 
 
 def test_other_trees_fall_back_to_the_default_derivatives():
-    """A free-floating tree with a spherical joint is not handled by the analytical pass: the
-    ``"analytic"`` rules give the default derivatives there; ``rnea_derivatives`` refuses it."""
-    m = random_tree(4, n_bodies=4, joint_types=("revolute", "spherical"), base="free")
+    """A planar base (its motion subspace turns with its angle) is not handled by the analytical
+    pass: the ``"analytic"`` rules give the default derivatives there; ``rnea_derivatives``
+    refuses it."""
+    m = random_tree(4, n_bodies=3, joint_types=("revolute",), base="planar")
     assert not supported(m)
     k = jax.random.split(jax.random.PRNGKey(3), 3)
     q, v, tau = ds.random_configuration(m, k[0]), jax.random.normal(k[1], (m.nv,)), jax.random.normal(k[2], (m.nv,))
-    J = {kind: jax.jit(jax.jacfwd(lambda v, tau, kind=kind: ds.forward_dynamics(m, q, v, tau, tangents=kind),
-                                  argnums=(0, 1)))(v, tau) for kind in ("ad", "analytic")}
+    J = {kind: jax.jit(jax.jacfwd(lambda q, v, tau, kind=kind: ds.forward_dynamics(m, q, v, tau, tangents=kind),
+                                  argnums=(0, 1, 2)))(q, v, tau) for kind in ("ad", "analytic")}
     for x, y in zip(J["analytic"], J["ad"]):
         assert rel(x, y) <= 1e-14
-    with pytest.raises(ValueError, match="revolute/prismatic"):
+    with pytest.raises(ValueError, match="revolute, prismatic, spherical and free"):
         rnea_derivatives(m, q, v, tau)
 
 
