@@ -323,10 +323,10 @@ class AnalyticTangents(AbstractDynamics):
     """:func:`forward_dynamics`, whose forward-mode derivatives apply the analytical Jacobians
     ``∂v̇/∂(q, q̇)`` and ``M⁻¹`` (:mod:`.derivatives`, Carpentier & Mansard 2018), formed once
     per state, to every tangent: for rigid trees of revolute, prismatic, spherical and free joints
-    (fixed joints welded; floating bases included). Forming them costs about two or three tangents pushed through ABA, so this
-    pays where many tangents are pushed at once (Jacobians of a step: DDP's local models use it)
-    and not for a single JVP. Other trees get :func:`forward_dynamics`'s own derivatives. Reverse
-    mode transposes the same linear map."""
+    (fixed joints welded; floating bases included). Forming them costs about two or three tangents
+    pushed through ABA, so this pays where many tangents are pushed at once (Jacobians of a step:
+    DDP's local models use it) and not for a single JVP. Other trees get
+    :func:`forward_dynamics`'s own derivatives. Reverse mode transposes the same linear map."""
 
     def __call__(self, model, q, v, tau=None, f_ext=None):
         return forward_dynamics(model, q, v, tau, f_ext, tangents="analytic")
