@@ -273,10 +273,10 @@ class Transform(eqx.Module):
 
 
 def crm(m):
-    """Spatial motion cross-product matrix ``m×`` (Featherstone eq 2.31)."""
-    w, v = skew(m[:3]), skew(m[3:])
-    Z = jnp.zeros((3, 3), w.dtype)
-    return jnp.block([[w, Z], [v, w]])
+    """Spatial motion cross-product matrix ``m×`` (Featherstone eq 2.31); leading batch axes
+    allowed."""
+    w, v = skew(m[..., :3]), skew(m[..., 3:])
+    return jnp.concatenate([jnp.concatenate([w, jnp.zeros_like(w)], -1), jnp.concatenate([v, w], -1)], -2)
 
 
 def cross_motion(m, n):

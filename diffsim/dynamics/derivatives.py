@@ -97,12 +97,6 @@ def _crf_bar(h):
     return -jnp.concatenate([jnp.concatenate([n, f], -1), jnp.concatenate([f, jnp.zeros_like(f)], -1)], -2)
 
 
-def _crm(m):
-    """``m×`` [..., 6, 6] (Featherstone eq 2.31) with leading batch axes."""
-    w, v = sp.skew(m[..., :3]), sp.skew(m[..., 3:])
-    return jnp.concatenate([jnp.concatenate([w, jnp.zeros_like(w)], -1), jnp.concatenate([v, w], -1)], -2)
-
-
 def _quat_tangent(qj):
     """``[3, 4]``: the body-frame rotation ``δθ = 2 vec(q̂* ⊗ δq) / |q|`` of a quaternion tangent
     (``q̂ = q/|q|``; the radial part, which the normalised rotation ignores, maps to zero)."""
@@ -173,8 +167,8 @@ def rnea_derivatives(model: Model, q, v, a, f_ext=None):
     c = -sp.cross_motion(S, a_par) + sp.cross_motion(gamma, v_par)
     # subtree sums, per body, then read at each coordinate's body
     desc = anc.T
-    P_b = I @ _crm(vel)
-    Q_b = _crf_bar(h) + jnp.swapaxes(-_crm(vel), -1, -2) @ I  # v×* = −(v×)ᵀ
+    P_b = I @ sp.crm(vel)
+    Q_b = _crf_bar(h) + jnp.swapaxes(-sp.crm(vel), -1, -2) @ I  # v×* = −(v×)ᵀ
     Ic, Pc, Qc = (jnp.einsum("jk,kab->jab", desc, X)[body] for X in (I, P_b, Q_b))
     F = (desc @ f)[body]
 

@@ -5,6 +5,7 @@ second implementation of the same derivatives), central finite differences, and 
 revolute and prismatic joints with every passive term, a random fixed-base tree, a floating base
 with spherical joints (the S0 robot's joint types), and the UR5 file."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -155,8 +156,6 @@ def test_analytic_tangents_equal_the_default_derivatives(name):
 
 
 def eqx_mass(m, mass):
-    import equinox as eqx
-
     return eqx.tree_at(lambda x: x.mass, m, mass)
 
 
