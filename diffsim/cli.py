@@ -45,6 +45,8 @@ MONTECARLO_FLAGS = {
     "--seed": Option(0, "random seed (sample i uses fold_in(PRNGKey(seed), i))", ge=0),
     "--num-processes": Option(None, "multi-host: number of processes", type=int, ge=1, nullable=True),
     "--process-id": Option(None, "multi-host: this process's index", type=int, ge=0, nullable=True),
+    "--cpu-devices": Option(None, "CPU devices to shard the samples over, one XLA thread each (default: the core "
+                            "count; 1 in a multi-host run; no effect on GPUs)", type=int, ge=1, nullable=True),
 }
 
 
@@ -152,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "every host with its --process-id")
     add_flag(mc, "--num-processes", MONTECARLO_FLAGS["--num-processes"])
     add_flag(mc, "--process-id", MONTECARLO_FLAGS["--process-id"])
+    add_flag(mc, "--cpu-devices", MONTECARLO_FLAGS["--cpu-devices"])
 
     pl = sub.add_parser(
         "plan", help="plan torques for a scenario's task (diffsim.plan); writes plan.npz, summary.json and figures",
@@ -200,6 +203,25 @@ def error_message(e: BaseException) -> str:
     return " ".join(text.split())
 
 
+def cpu_devices(n: int | None, multi_host: bool = False) -> None:
+    """Give this process ``n`` CPU devices (default: one per core; one in a multi-host run) before
+    JAX starts its backend, so that a Monte Carlo study shards over every core as MuJoCo's rollout
+    spreads over its thread pool (``benchmarks/bench_montecarlo.py``). A device count already set
+    in ``XLA_FLAGS`` (``--xla_force_host_platform_device_count``) wins."""
+    if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+        return
+    explicit = n is not None
+    n = (1 if multi_host else os.cpu_count() or 1) if n is None else n
+    import jax
+
+    try:
+        jax.config.update("jax_num_cpu_devices", n)
+    except RuntimeError:  # JAX already computes in this process (``main`` called from Python)
+        if explicit and n != len(jax.devices("cpu")):
+            raise UserError(f"--cpu-devices {n}: this process's JAX has already started with "
+                            f"{len(jax.devices('cpu'))} CPU devices (set it before the first computation)") from None
+
+
 def main(argv=None, before_compute=None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit code (0 success,
     1 the computation finished without success, 2 a user error).
@@ -226,6 +248,8 @@ def main(argv=None, before_compute=None) -> int:
             parse_sets(info, args.sets)  # every value checked before anything is imported or written
         if before_compute is not None:
             before_compute()
+        if args.command == "montecarlo":
+            cpu_devices(args.cpu_devices, multi_host=args.coordinator is not None)
         # the commands import JAX: only now, so that --help and list stay instant
         from .commands import COMMANDS
 

@@ -1,10 +1,15 @@
 """``diffsim montecarlo``: the samples.npz / summary.json contract, resume, and refusals."""
 
 import json
+import os
+import subprocess
+import sys
 
+import jax
 import numpy as np
 import pytest
 
+from diffsim.cli import UserError, cpu_devices
 from diffsim.cli import main as cli
 
 ARGS = ["montecarlo", "ball-drop", "--samples", "12", "--vary", "c_r~uniform(0.6,0.9)", "--vary",
@@ -35,3 +40,19 @@ def test_montecarlo_cli_writes_the_contract_and_resumes(tmp_path):
     assert cli([*[a.replace("0.9)", "0.95)") for a in ARGS], "--out", out, "--resume"]) == 2
     assert cli(["montecarlo", "ball-drop", "--samples", "4", "--vary", "c_r~gauss(1,2)", "--out", out + "x"]) == 2
     assert cli(["montecarlo", "spin-up-beam", "--samples", "4", "--vary", "K~normal(1,2)", "--out", out + "y"]) == 2
+
+
+def test_cpu_devices_default_to_the_core_count_before_jax_starts():
+    """``diffsim montecarlo`` shards over one CPU device per core (one per process in a multi-host
+    run); an explicit count that can no longer be applied is a user error, not ignored."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    code = ("from diffsim.cli import cpu_devices; import sys; cpu_devices(None, multi_host=sys.argv[1] == 'mh'); "
+            "import jax; print(len(jax.devices('cpu')))")
+    for mode, expected in (("one", os.cpu_count()), ("mh", 1)):
+        out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, env=env, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert int(out.stdout.split()[-1]) == expected
+    jax.devices()  # this process's backend has started
+    cpu_devices(None)  # the default leaves a running process alone
+    with pytest.raises(UserError, match="already started"):
+        cpu_devices(len(jax.devices("cpu")) + 1)
