@@ -377,7 +377,7 @@ def gauss_newton_covariance(J):
 
 class LevenbergMarquardt(optx.LevenbergMarquardt):
     """optimistix's Levenberg–Marquardt with MINPACK's kind of stopping test (``lmder``'s ``xtol``
-    and ``ftol``, Moré 1978 §8): stop when the step just tried moved every entry of ``θ`` by at
+    and ``ftol``, Moré 1978): stop when the step just tried moved every entry of ``θ`` by at
     most ``atol + rtol |θ_i|`` and it was either rejected (the model has nothing left to offer
     that the cost can resolve) or accepted with the cost ``C = ½‖r‖²`` changed by at most
     ``atol + rtol C``.
@@ -391,13 +391,13 @@ class LevenbergMarquardt(optx.LevenbergMarquardt):
 
     def step(self, fn, y, args, options, state, tags):
         y_new, new_state, aux = super().step(fn, y, args, options, state, tags)
-        accepted = new_state.num_steps_since_acceptance == 0
-        # θ and r are flat arrays here; state.y_eval is the point this step evaluated
+        # θ and r are flat arrays here; state.y_eval is the point this step evaluated. A rejected
+        # step leaves the accepted residuals as they were, so its cost change is zero.
         step_small = self.norm(jnp.abs(state.y_eval - y) / (self.atol + self.rtol * jnp.abs(y))) <= 1
         cost_prev = 0.5 * jnp.sum(state.f_info.residual ** 2)
         cost = 0.5 * jnp.sum(new_state.f_info.residual ** 2)
         cost_small = jnp.abs(cost_prev - cost) <= self.atol + self.rtol * cost_prev
-        stop = ~state.first_step & step_small & (cost_small | ~accepted)
+        stop = ~state.first_step & step_small & cost_small
         return y_new, eqx.tree_at(lambda s: s.terminate, new_state, stop), aux
 
 
