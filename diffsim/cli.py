@@ -212,7 +212,7 @@ def cpu_devices(n: int | None, multi_host: bool = False) -> None:
         return
     explicit = n is not None
     n = (1 if multi_host else os.cpu_count() or 1) if n is None else n
-    import jax
+    import jax  # here, not at the top: --help and list answer without JAX (tests/test_architecture.py)
 
     try:
         jax.config.update("jax_num_cpu_devices", n)

@@ -46,6 +46,9 @@ LAZY_OK = {
     # the commands import JAX (seconds); `diffsim --help` and `diffsim list` must answer without it
     # (issue 19), so the parser imports them only when a command runs
     ("cli.py", "commands"),
+    # for the same reason, and because `diffsim montecarlo` sets JAX's CPU device count before the
+    # commands' import starts JAX's backend (`cpu_devices`)
+    ("cli.py", "jax"),
 }
 
 
