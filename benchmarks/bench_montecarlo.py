@@ -99,7 +99,9 @@ def main():
     ap.add_argument("--out", default=str(HERE / "results" / "montecarlo_cpu.json"))
     args = ap.parse_args()
     jax = setup_jax()
-    jax.config.update("jax_num_cpu_devices", args.cpu_devices)  # before the first computation
+    from diffsim.cli import cpu_devices
+
+    cpu_devices(args.cpu_devices)  # as `diffsim montecarlo` does, before the first computation
     import jax.numpy as jnp
     import mujoco
     import numpy as np
