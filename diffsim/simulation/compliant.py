@@ -30,6 +30,7 @@ from ..contact.model import Contact, ContactSet
 from ..dynamics.configuration import configuration_rate, normalize
 from ..dynamics.flexible import dissipated_power
 from .outputs import nonfinite, save_times
+from .sensitivity import ForwardSensitivity, SegmentProblem
 from .trajectory import Status, Trajectory, status_from_diffrax
 
 WORK_NAMES = ("damping", "normal", "friction", "applied")
@@ -99,13 +100,13 @@ def simulate_compliant(system) -> Trajectory:
     # integrated in float64 and its outputs are returned in float32 (with x64 off, all float32)
     sdt = jnp.result_type(dtype, tdt)
     y0 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, sdt), (q0, v0, w0, c0))
-    term = diffrax.ODETerm(_vector_field)
-    adjoint = adjoint if adjoint is not None else diffrax.RecursiveCheckpointAdjoint()
+    sensitivities = isinstance(adjoint, ForwardSensitivity)
     T = ts.shape[0]
 
     def cond(k):
         def fn(t, y, args, **kw):
             q = y[0]
+            model, contact = args[0], args[4]  # from args: the event depends differentiably on them
             # all pairs' Δ (one kinematics pass; XLA merges the identical passes of the conds)
             d = contact.penetration(model, normalize(model, q))[k]
             # args[-1] = (memory, phase); in the default float dtype, which diffrax's event
@@ -123,31 +124,17 @@ def simulate_compliant(system) -> Trajectory:
     else:
         event = diffrax.Event(nonfinite)
 
+    problem = SegmentProblem(_vector_field, solver_obj, controller, event, max_steps, adjoint)
     empty = jax.tree_util.tree_map(lambda a: jnp.full((T,) + a.shape, jnp.inf, a.dtype), y0)
 
     def segment(carry, _):
         t_s, y_s, phase, mem, done, out, out_mem, ev_t, ev_flip, impacts, n_ev, result, steps = carry
         t_start = jnp.where(done, t1, t_s)
         ts_seg = jnp.clip(ts, t_start, t1)
-        sol = diffrax.diffeqsolve(
-            term,
-            solver_obj,
-            t_start,
-            t1,
-            None if dt0 is None else jnp.asarray(dt0, tdt),
-            y_s,
-            args=(model, loads, integrals, dynamics, contact, (mem, phase)),
-            saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=ts_seg), diffrax.SubSaveAt(t1=True)]),
-            stepsize_controller=controller,
-            max_steps=max_steps,
-            throw=False,
-            adjoint=adjoint,
-            event=event,
-        )
-        ys_seg, y_end = sol.ys
-        y_end = jax.tree_util.tree_map(lambda a: a[0], y_end)
-        t_end = sol.ts[1][0]
-        hit = sol.result == diffrax.RESULTS.event_occurred
+        sol = problem.solve(t_start, t1, None if dt0 is None else jnp.asarray(dt0, tdt), y_s,
+                            (model, loads, integrals, dynamics, contact, (mem, phase)), ts_seg, sensitivities=sensitivities)
+        ys_seg, y_end, t_end = sol.ys, sol.y_end, sol.t_end
+        hit = sol.hit
         final = ~hit | (t_end >= t1)
         # keep the saves of this segment: t_start ≤ ts < t_end (and ts = t1 on the last one)
         keep = (~done) & (ts >= t_start) & ((ts < t_end) | (final & (ts >= t1)))
@@ -174,10 +161,10 @@ def simulate_compliant(system) -> Trajectory:
             ev_t = jnp.where(record, ev_t.at[slot].set(t_end), ev_t)
             ev_flip = jnp.where(record, ev_flip.at[slot].set(jnp.where(onset, 1, jnp.where(flip, -1, 0))), ev_flip)
             n_ev = n_ev + record.astype(n_ev.dtype)
-        code = jnp.where(bad | (hit & ~jnp.any(flip) & ~final), Status.NONFINITE, status_from_diffrax(sol.result))
+        code = jnp.where(bad | (hit & ~jnp.any(flip) & ~final), Status.NONFINITE, sol.status)
         result = jnp.where(done, result, code)
         failed = code != Status.SUCCESS
-        steps = steps + jnp.where(done, 0, sol.stats["num_accepted_steps"])
+        steps = steps + jnp.where(done, 0, sol.num_accepted_steps)
         new_done = done | final | failed
         t_s = jnp.where(done, t_s, t_end)
         y_s = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), y_s, y_end)
