@@ -53,6 +53,7 @@ from .model import (
 )
 from .simulation import (
     HHT,
+    ForwardSensitivity,
     RK4,
     AccelerationLCP,
     GeneralizedAlpha,
@@ -93,6 +94,7 @@ __all__ = [
     "ModelBuilder",
     "ModelError",
     "Newmark",
+    "ForwardSensitivity",
     "Options",
     "ParamError",
     "Plane",

@@ -16,11 +16,13 @@ function behind optimistix's own ``ImplicitAdjoint``)
 
     g(θ, ȳ) = J(θ)ᵀ r(θ, ȳ) = 0,   dθ̂ = −(∂g/∂θ)⁻¹ (∂g/∂ȳ) dȳ,   ∂g/∂θ = JᵀJ + Σ_i r_i ∇²r_i,
 
-where every derivative is taken in forward mode (diffrax's ``ForwardMode`` does not run in reverse),
+where every derivative is taken in forward mode (the sensitivity solve does not run in reverse),
 so the solver's iterations are never differentiated.
 
-Jacobians of the residuals: ``"fwd"`` (exact, forward mode through the adaptive solver and its
-located events), ``"bwd"`` (reverse mode, the system's adjoint) or ``"fd"`` (central differences
+Jacobians of the residuals: ``"fwd"`` (exact, forward mode: runs with compliant contact solve the
+sensitivity equations under the step controller with the event-time corrections,
+:class:`~diffsim.simulation.sensitivity.ForwardSensitivity`; other runs differentiate the solve
+as diffrax's ``ForwardMode``), ``"bwd"`` (reverse mode, the system's adjoint) or ``"fd"`` (central differences
 with step ``h = ε^(1/3) ≈ 6e-6`` in θ, two simulations per parameter: the approach of
 ``mujoco.sysid``, kept for comparison in ``benchmarks/bench_identify.py``).
 """
@@ -30,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -41,6 +42,7 @@ import optimistix.internal as optxi
 
 from ..loads import as_loads
 from ..model.params import ParamError
+from ..simulation.sensitivity import ForwardSensitivity
 from ..simulation.simulate import simulate
 from ..simulation.system import System, set_params
 from ..simulation.trajectory import Status
@@ -143,7 +145,7 @@ class Prepared:
 
 def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
     """Each experiment's system (its overrides and inputs; output grid = its sample times; events
-    that do not throw; diffrax ``ForwardMode`` for forward-mode Jacobians) and observables."""
+    that do not throw; :class:`ForwardSensitivity` for forward-mode Jacobians) and observables."""
     if isinstance(experiments, Experiment):
         experiments = [experiments]
     experiments = list(experiments)
@@ -162,7 +164,7 @@ def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
         t0 = float(np.asarray(s.t0))
         if e.t[0] < t0 - 1e-12:
             raise FitError(f"experiment {e.name!r} starts at t = {e.t[0]} before the system's t0 = {t0}")
-        adjoint = s.options.adjoint if jacobian == "bwd" else diffrax.ForwardMode()
+        adjoint = s.options.adjoint if jacobian == "bwd" else ForwardSensitivity()
         opts = dataclasses.replace(s.options, throw=False, adjoint=adjoint)
         s = s.replace(t1=float(e.t[-1]), saveat=jnp.asarray(e.t, s.model.dtype), options=opts)
         try:

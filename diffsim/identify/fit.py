@@ -6,8 +6,9 @@ Cost (one or several experiments ``e``, channels ``c``, samples ``k``)::
     C(p) = ½ Σ_e Σ_c Σ_k ((y_ec(t_k; p) − ȳ_eck) / σ_ec)²
 
 minimised over the unconstrained ``θ`` (``p = forward(θ)``, :mod:`.transforms`) by optimistix's
-Levenberg–Marquardt with the exact Jacobian: forward mode through diffrax
-(``diffrax.ForwardMode``), through located impact events included.
+Levenberg–Marquardt with the exact Jacobian: forward mode, through located impact events included
+(with compliant contact, the sensitivity equations solved under the step controller:
+:class:`~diffsim.simulation.sensitivity.ForwardSensitivity`).
 
 Uncertainty (Gauss–Newton / Laplace at the optimum): ``Cov(θ) = s² (JᵀJ)⁻¹`` with ``s² = 1``
 when every channel's σ is given (absolute noise) and ``s² = 2C/(N − P)`` otherwise; ``Cov(p) =

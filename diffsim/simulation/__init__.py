@@ -8,6 +8,7 @@ from .lcp import AbstractLCPStepper, AccelerationLCP, LCPRecord, VelocityLCP, lc
 from .newmark import HHT, GeneralizedAlpha, Newmark
 from .prescribed import Prescribed, joint_friction, joint_torques, mixed_dynamics, prescribe
 from .rollout import rk4_step, rollout
+from .sensitivity import ForwardSensitivity
 from .simulate import simulate
 from .solvers import RK4, SOLVERS
 from .system import Options, System, get_param, param_names, set_params
@@ -21,6 +22,7 @@ __all__ = [
     "AbstractLCPStepper",
     "AccelerationLCP",
     "ContactRecord",
+    "ForwardSensitivity",
     "GeneralizedAlpha",
     "LCPRecord",
     "Newmark",
