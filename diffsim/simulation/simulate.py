@@ -20,6 +20,7 @@ from ..dynamics.configuration import normalize
 from ..model.model import Model
 from .compliant import simulate_compliant
 from .lcp import simulate_lcp_system
+from .sensitivity import ForwardSensitivity, SegmentProblem
 from .system import Options, System
 from .trajectory import Status, Trajectory, status_from_diffrax
 from .outputs import nonfinite, save_times
@@ -79,29 +80,41 @@ def _simulate_free(system: System) -> Trajectory:
     y0 = (q0, v0, w0)
     if opts.throw:
         y0 = eqx.error_if(y0, ~(jnp.all(jnp.isfinite(q0)) & jnp.all(jnp.isfinite(v0))), "q0/v0 are not finite")
-    sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(vector_field),
-        system.solver,
-        t0,
-        t1,
-        None if opts.dt0 is None else jnp.asarray(opts.dt0, dtype),
-        y0,
-        args=(model, system.loads, system.integrals, system.dynamics, system.prescribed),
-        saveat=diffrax.SaveAt(ts=ts),
-        stepsize_controller=system.step_controller(),
-        max_steps=opts.max_steps,
-        throw=opts.throw,
-        adjoint=opts.adjoint if opts.adjoint is not None else diffrax.RecursiveCheckpointAdjoint(),
-        progress_meter=diffrax.TqdmProgressMeter() if opts.progress else diffrax.NoProgressMeter(),
-        event=diffrax.Event(nonfinite),
-    )
-    qs, vs, ws = sol.ys
-    status = status_from_diffrax(sol.result, event=Status.NONFINITE)
-    status = jnp.where((status == Status.SUCCESS) & nonfinite(None, sol.ys, None), Status.NONFINITE, status)
+    args = (model, system.loads, system.integrals, system.dynamics, system.prescribed)
+    dt0 = None if opts.dt0 is None else jnp.asarray(opts.dt0, dtype)
+    if isinstance(opts.adjoint, ForwardSensitivity):  # tangents under the step controller
+        problem = SegmentProblem(vector_field, system.solver, system.step_controller(), diffrax.Event(nonfinite), opts.max_steps)
+        seg = problem.solve(t0, t1, dt0, y0, args, ts, sensitivities=True)
+        ys, t_saved, n_steps = seg.ys, ts, seg.num_accepted_steps
+        status = jnp.where(seg.hit, Status.NONFINITE, seg.status)
+        if opts.throw:
+            ys = eqx.error_if(ys, (status != Status.SUCCESS) & (status != Status.NONFINITE),
+                              "simulate: the solve did not reach t1 (see Trajectory.status; throw=False returns it)")
+    else:
+        sol = diffrax.diffeqsolve(
+            diffrax.ODETerm(vector_field),
+            system.solver,
+            t0,
+            t1,
+            dt0,
+            y0,
+            args=args,
+            saveat=diffrax.SaveAt(ts=ts),
+            stepsize_controller=system.step_controller(),
+            max_steps=opts.max_steps,
+            throw=opts.throw,
+            adjoint=opts.adjoint if opts.adjoint is not None else diffrax.RecursiveCheckpointAdjoint(),
+            progress_meter=diffrax.TqdmProgressMeter() if opts.progress else diffrax.NoProgressMeter(),
+            event=diffrax.Event(nonfinite),
+        )
+        ys, t_saved, n_steps = sol.ys, sol.ts, sol.stats["num_accepted_steps"]
+        status = status_from_diffrax(sol.result, event=Status.NONFINITE)
+    qs, vs, ws = ys
+    status = jnp.where((status == Status.SUCCESS) & nonfinite(None, ys, None), Status.NONFINITE, status)
     if opts.throw:
         qs = eqx.error_if(qs, status == Status.NONFINITE, "simulate: the state became non-finite (NaN/inf) during the solve")
     if system.prescribed is not None:  # the imposed motion, exactly
-        qs, vs, _ = jax.vmap(lambda t, q, v: system.prescribed.impose(t, q, v))(sol.ts, qs, vs)
+        qs, vs, _ = jax.vmap(lambda t, q, v: system.prescribed.impose(t, q, v))(t_saved, qs, vs)
     qs = jax.vmap(lambda q: normalize(model, q))(qs)
-    return Trajectory(t=sol.ts, q=qs, v=vs, status=status.astype(jnp.int32),
-                      num_steps=sol.stats["num_accepted_steps"], model=model, integrals=ws)
+    return Trajectory(t=t_saved, q=qs, v=vs, status=status.astype(jnp.int32),
+                      num_steps=n_steps, model=model, integrals=ws)
