@@ -38,10 +38,14 @@ from .trajectory import status_from_diffrax
 
 
 class ForwardSensitivity(diffrax.ForwardMode):
-    """Adjoint option (``Options(adjoint=ForwardSensitivity())``): forward-mode derivatives of a
-    compliant-contact run from the sensitivity equations integrated under the step controller
-    with the event-time corrections (module docstring). Without differentiation the run is the
-    same as with ``diffrax.ForwardMode``."""
+    """Adjoint option (``Options(adjoint=ForwardSensitivity())``): forward-mode derivatives
+    (``jax.jvp`` / ``jax.jacfwd``) of a run integrated by diffrax — without contact, or with
+    compliant contact and its located events — from the sensitivity equations integrated with the
+    state under the step controller, with the event-time corrections (module docstring). Without
+    differentiation the run is the same as with the default adjoint; reverse mode is refused
+    (JAX: "Linearization failed ..."). The fits of :mod:`diffsim.identify` use it. LCP time
+    stepping and :func:`~diffsim.rollout` (fixed steps) differentiate their steps exactly and do
+    not use it."""
 
 
 class SegmentSolution(eqx.Module):
