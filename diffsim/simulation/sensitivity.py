@@ -119,19 +119,17 @@ def _split(tree):
     return eqx.partition(tree, _is_float)
 
 
-def _zero_tangents(primal, J):
-    return jax.tree_util.tree_map(lambda p: jnp.zeros((J,) + jnp.shape(p), jnp.result_type(p)), primal)
-
-
 @_solve_with_sensitivities.def_jvp
 def _solve_jvp(primals, tangents, *, problem, dt0):
     """``(solution, tangent of solution)`` from one augmented solve (module docstring); the
     tangent directions of a ``jax.jacfwd`` are gathered by :func:`custom_vmap` into one solve."""
-    diff, _ = _split(primals)
     dyn, static = eqx.partition((primals, dt0), eqx.is_array)
-    # absent tangents (None: integer leaves or symbolic zeros) as zeros, one direction
-    tan = jax.tree_util.tree_map(lambda d, t: None if d is None else (jnp.zeros_like(d) if t is None else t), diff, tangents,
-                                 is_leaf=lambda x: x is None)
+    # symbolic zeros (None) stay absent: only the inputs with a tangent are linearised in the
+    # vector field; the state's tangent S is part of the solve, so it starts from zeros
+    y_float, _ = _split(primals[2])
+    t_y0 = jax.tree_util.tree_map(lambda d, t: None if d is None else (jnp.zeros_like(d) if t is None else t), y_float,
+                                  tangents[2], is_leaf=lambda x: x is None)
+    tan = (tangents[0], tangents[1], t_y0, tangents[3], tangents[4])
     tan = jax.tree_util.tree_map(lambda t: t[None], tan)
 
     def impl(dyn, tan):
@@ -162,16 +160,14 @@ def _solve_jvp(primals, tangents, *, problem, dt0):
 
 def _augmented(problem: SegmentProblem, dt0, t0, t1, y0, args, ts, tan):
     """The augmented solve: ``sol`` and its tangents [J, ...] for the directions ``tan`` (the
-    inexact leaves of ``(t0, t1, y0, args, ts)``, each with a leading J)."""
+    tangents of ``(t0, t1, y0, args, ts)``, each with a leading J; ``None`` where zero)."""
     f = problem.f
     dt_s, dt_1, dy0, dargs, dts = tan
-    a_diff, a_rest = _split(args)
-    y_diff, _ = _split(y0)
-    J = jax.tree_util.tree_leaves(tan)[0].shape[0]
+    J = jax.tree_util.tree_leaves(dy0)[0].shape[0]
+    # the args with a tangent (a_diff) and the rest, held fixed
+    a_diff, a_rest = eqx.partition(args, jax.tree_util.tree_map(lambda t: t is not None, dargs, is_leaf=lambda x: x is None))
     dt_s = jnp.zeros((J,), jnp.result_type(t0)) if dt_s is None else dt_s
     dt_1 = jnp.zeros((J,), jnp.result_type(t1)) if dt_1 is None else dt_1
-    dargs = _zero_tangents(a_diff, J) if dargs is None else dargs
-    dy0 = _zero_tangents(y_diff, J) if dy0 is None else dy0
 
     def f_lin(t, y, ad):
         """``f(t, y, a)`` and its linearisation in ``(y, a)``."""
