@@ -31,7 +31,7 @@ from ..dynamics.configuration import configuration_rate, normalize
 from ..dynamics.flexible import dissipated_power
 from .outputs import nonfinite, save_times
 from .sensitivity import ForwardSensitivity, SegmentProblem
-from .trajectory import Status, Trajectory, status_from_diffrax
+from .trajectory import Status, Trajectory
 
 WORK_NAMES = ("damping", "normal", "friction", "applied")
 

@@ -215,7 +215,8 @@ def _augmented(problem: SegmentProblem, dt0, t0, t1, y0, args, ts, tan):
     if dts is not None:
         reached = jnp.all(jnp.stack([jnp.all(jnp.isfinite(a).reshape(a.shape[0], -1), axis=1)
                                      for a in jax.tree_util.tree_leaves(ys)]), axis=0)
-        safe = jax.tree_util.tree_map(lambda a: jnp.where(reached.reshape((-1,) + (1,) * (a.ndim - 1)), a, 0.0), ys)
+        # saves after an event are inf: evaluate f there at y0 instead (those rows are not kept)
+        safe = jax.tree_util.tree_map(lambda a, a0: jnp.where(reached.reshape((-1,) + (1,) * (a.ndim - 1)), a, a0), ys, y0)
         fs = jax.vmap(lambda t, y: f(t, y, args))(ts, safe)
         Ss = jax.vmap(lambda S, dt: jax.tree_util.tree_map(lambda s, fk: s + fk * dt.reshape((-1,) + (1,) * (fk.ndim - 1)).astype(fk.dtype),
                                                            S, fs))(Ss, dts)
