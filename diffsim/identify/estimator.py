@@ -19,10 +19,9 @@ function behind optimistix's own ``ImplicitAdjoint``)
 where every derivative is taken in forward mode (the sensitivity solve does not run in reverse),
 so the solver's iterations are never differentiated.
 
-Jacobians of the residuals: ``"fwd"`` (exact, forward mode: runs with compliant contact solve the
-sensitivity equations under the step controller with the event-time corrections,
-:class:`~diffsim.simulation.sensitivity.ForwardSensitivity`; other runs differentiate the solve
-as diffrax's ``ForwardMode``), ``"bwd"`` (reverse mode, the system's adjoint) or ``"fd"`` (central differences
+Jacobians of the residuals: ``"fwd"`` (exact, forward mode: the sensitivity equations solved under
+the step controller, with the event-time corrections where contact events are located,
+:class:`~diffsim.simulation.sensitivity.ForwardSensitivity`), ``"bwd"`` (reverse mode, the system's adjoint) or ``"fd"`` (central differences
 with step ``h = ε^(1/3) ≈ 6e-6`` in θ, two simulations per parameter: the approach of
 ``mujoco.sysid``, kept for comparison in ``benchmarks/bench_identify.py``).
 """
