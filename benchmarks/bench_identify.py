@@ -17,7 +17,15 @@ interleaved in shuffled order, median of the rounds; the accuracy column is the 
 final (K, c_r) from diffsim's converged optimum in units of the fit's standard deviation.
 Targets (issue 14): exact-Jacobian fit ≥ 3× faster than FD at equal accuracy; ≤ 5 s after compile.
 
-Usage: ``python benchmarks/bench_identify.py [--rounds 3]`` → ``results/bench_identify.json``.
+Case ``s0`` (how the ratio moves with the number of parameters P, on a smooth problem without
+events): the S0 inertia fit of ``experiments/identify_s0_inertia.py`` (experiments A + B, base
+pose over 4 s, model at rtol 1e-9) with P = 2 (the two arm-1 link masses; the inertias at the
+truth) and P = 8 (masses and principal moments), ``fwd`` vs ``fd`` side by side; also one primal
+evaluation of the residuals and one Jacobian of each kind, so that their costs can be stated in
+primal solves.
+
+Usage: ``python benchmarks/bench_identify.py [--rounds 3] [--cases ball,s0]`` →
+``results/bench_identify.json`` (ball rows at the top level, the S0 rows under ``"s0"``).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "experiments"))
 
 from harness import loadavg, machine_info, setup_jax  # noqa: E402
 
@@ -46,19 +55,95 @@ from scipy.optimize import least_squares  # noqa: E402
 import diffsim as ds  # noqa: E402
 from diffsim import identify as idf  # noqa: E402
 from diffsim.scenarios.ball_drop import OBSERVABLES, height, system  # noqa: E402
+from diffsim.scenarios.seed000 import model as s0_model  # noqa: E402
 
 NAMES = ["contact.K", "contact.c_r"]
 SIGMA = 2e-5
 START = {"contact.K": 8e5, "contact.c_r": 0.75}
 
 
+def _timed(f, *a):
+    t0 = time.perf_counter()
+    out = jax.block_until_ready(f(*a))
+    return out, time.perf_counter() - t0
+
+
+def s0_case(rounds: int) -> dict:
+    """The S0 inertia fit with P = 2 and P = 8: fwd vs fd fits, one primal residual evaluation and
+    one Jacobian of each kind, all timed after compilation in interleaved rounds."""
+    import identify_s0_inertia as s0x  # the experiment's data, inputs and start (experiments/)
+
+    truth = ds.System(s0_model(), t1=float(s0x.T[-1]), saveat=jax.numpy.asarray(s0x.T), rtol=1e-12, atol=1e-12)
+    exps = [s0x.measure(truth, tau, s0x.SEEDS[k], k)[0] for k, tau in s0x.torques(truth.model).items()]
+    truth_vals = {n: float(ds.get_param(truth, n)) for n in s0x.NAMES}
+    start = truth.replace(rtol=1e-9, atol=1e-9)
+    out = {}
+    for P, names in ((2, s0x.NAMES[:2]), (8, s0x.NAMES)):
+        initial = {n: truth_vals[n] * s0x.START_FACTOR[n] for n in names}
+        runners, row = {}, {"names": names}
+        for jac in ("fwd", "fd"):
+            est = idf.make_estimator(start, names, exps, initial=initial, transforms={n: idf.Log() for n in names},
+                                     max_steps=80, jacobian=jac)
+            fit = eqx.filter_jit(lambda e: e())
+            jacobian = eqx.filter_jit(lambda e: e.jacobian(e.theta0)[1])
+            (theta, ok, steps), first = _timed(fit, est)
+            _, first_jac = _timed(jacobian, est)
+            row[jac] = {"compile_plus_first_fit_s": first, "compile_plus_first_jacobian_s": first_jac,
+                        "iterations": int(steps), "converged": bool(ok),
+                        "values": dict(zip(names, np.asarray(est.layout.physical_flat(theta)).tolist()))}
+            runners[f"fit {jac}"] = (fit, est)
+            runners[f"jacobian {jac}"] = (jacobian, est)
+            if jac == "fwd":
+                std = np.asarray(eqx.filter_jit(est.intervals)(theta)[0])
+                primal = eqx.filter_jit(lambda e: e.residuals.evaluate(e.theta0, e.data)[0])
+                _, row["primal_compile_s"] = _timed(primal, est)
+                runners["primal residuals"] = (primal, est)
+        times = {k: [] for k in runners}
+        for _ in range(rounds):
+            order = list(runners)
+            random.shuffle(order)
+            for k in order:
+                times[k].append(_timed(*runners[k])[1])
+        med = {k: statistics.median(v) for k, v in times.items()}
+        row["wall_s_median"], row["wall_s_min"] = med, {k: min(v) for k, v in times.items()}
+        fwd_v, fd_v = (np.array(list(row[j]["values"].values())) for j in ("fwd", "fd"))
+        row["fd_minus_fwd_in_std"] = (np.abs(fd_v - fwd_v) / std).tolist()
+        row["truth_minus_fwd_in_std"] = (np.abs(np.array([truth_vals[n] for n in names]) - fwd_v) / std).tolist()
+        row["fd_over_fwd_fit_time"] = med["fit fd"] / med["fit fwd"]
+        row["jacobian_in_primal_solves"] = {j: med[f"jacobian {j}"] / med["primal residuals"] for j in ("fwd", "fd")}
+        row["fit_in_primal_solves_per_iteration"] = {
+            j: med[f"fit {j}"] / med["primal residuals"] / max(row[j]["iterations"], 1) for j in ("fwd", "fd")}
+        out[f"P={P}"] = row
+        print(f"S0 P={P}: fit fwd {med['fit fwd']:.2f} s ({row['fwd']['iterations']} it), fit fd {med['fit fd']:.2f} s "
+              f"({row['fd']['iterations']} it), fd/fwd {row['fd_over_fwd_fit_time']:.2f}; primal "
+              f"{med['primal residuals'] * 1e3:.1f} ms; Jacobian fwd {row['jacobian_in_primal_solves']['fwd']:.1f} / "
+              f"fd {row['jacobian_in_primal_solves']['fd']:.1f} primal solves; |fd - fwd| / std "
+              f"{max(row['fd_minus_fwd_in_std']):.1e}", flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--cases", default="ball,s0", help="comma-separated: ball, s0")
     ap.add_argument("--out", default=str(HERE / "results" / "bench_identify.json"))
     args = ap.parse_args()
+    cases = set(args.cases.split(","))
+    if not cases <= {"ball", "s0"}:
+        ap.error(f"unknown case(s) {sorted(cases - {'ball', 's0'})}: choose from ball, s0")
     load0 = loadavg()
+    out = {"meta": {**machine_info(), "loadavg_start": load0, "rounds": args.rounds}}
+    if "ball" in cases:
+        out.update(ball_case(args.rounds))
+    if "s0" in cases:
+        out["s0"] = s0_case(args.rounds)
+    out["meta"]["loadavg_end"] = loadavg()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2, default=float))
 
+
+def ball_case(rounds: int) -> dict:
+    """K and c_r of the ball: diffsim fwd vs diffsim fd vs SciPy on the independent model."""
     tr = ds.simulate(system({"rtol": 1e-12, "atol": 1e-12}))
     t, z = np.asarray(tr.t), np.asarray(height(tr))
     y = z + SIGMA * np.random.default_rng(0).standard_normal(z.shape)
@@ -105,7 +190,7 @@ def main():
 
     times = {k: [] for k in runners}
     finals = {}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         order = list(runners)
         random.shuffle(order)
         for k in order:
@@ -126,16 +211,14 @@ def main():
         "fwd_at_most_5s_after_compile": fwd["wall_s_median"] <= 5.0,
         "scipy_over_fwd_time": rows["scipy"]["wall_s_median"] / fwd["wall_s_median"],
     }
-    out = {"meta": {**machine_info(), "loadavg_start": load0, "loadavg_end": loadavg(), "rounds": args.rounds},
-           "optimum": {"K": float(p_star[0]), "c_r": float(p_star[1]), "std": std_star.tolist()},
+    out = {"optimum": {"K": float(p_star[0]), "c_r": float(p_star[1]), "std": std_star.tolist()},
            "rows": rows, "targets": targets}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2, default=float))
     print(f"{'peer':14s} {'wall s':>8s} {'compile s':>10s} {'iters':>6s} {'nfev':>6s}  error/std (K, c_r)")
     for k, r in rows.items():
         print(f"{k:14s} {r['wall_s_median']:8.2f} {r['compile_plus_first_run_s']:10.1f} {r['iterations']!s:>6s} "
               f"{r['nfev']!s:>6s}  {r['error_in_std'][0]:.1e}, {r['error_in_std'][1]:.1e}")
-    print(json.dumps(targets, indent=1))
+    print(json.dumps(targets, indent=1), flush=True)
+    return out
 
 
 if __name__ == "__main__":
