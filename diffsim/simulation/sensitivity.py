@@ -101,8 +101,9 @@ def _solve(problem: SegmentProblem, t0, t1, dt0, y0, args, ts):
     y_end = jax.tree_util.tree_map(lambda a: a[0], y_end)
     mask = sol.event_mask
     mask = [] if mask is None else list(mask) if isinstance(mask, (list, tuple)) else [mask]
-    return SegmentSolution(ys, sol.ts[1][0], y_end, status_from_diffrax(sol.result), sol.result == diffrax.RESULTS.event_occurred,
-                           mask, sol.stats["num_accepted_steps"])
+    located = problem.event is not None and problem.event.root_finder is not None
+    return SegmentSolution(ys, sol.ts[1][0], y_end, status_from_diffrax(sol.result, root_find=located),
+                           sol.result == diffrax.RESULTS.event_occurred, mask, sol.stats["num_accepted_steps"])
 
 
 @eqx.filter_custom_jvp

@@ -29,6 +29,7 @@ class Status(enum.IntEnum):
     SOLVER_FAILED = 4
     MAX_EVENTS = 5
     LCP_FAILED = 6
+    EVENT_NOT_LOCATED = 7
 
 
 STATUS_MESSAGES = {
@@ -42,16 +43,22 @@ STATUS_MESSAGES = {
     Status.MAX_EVENTS: "more contact events (onsets + separations) than max_events before t1: increase max_events",
     Status.LCP_FAILED: "a contact LCP had no solution (see trajectory.contact.lcp_status; at the acceleration "
     "level this is Painlevé's paradox: try the velocity level)",
+    Status.EVENT_NOT_LOCATED: "a contact event was detected in a step but not located: the root find on the step's "
+    "dense output reached its iteration limit without meeting the contact's event_time_tol (try other rtol/atol "
+    "or a larger Contact(event_time_tol=...))",
 }
 
 
-def status_from_diffrax(result, event: Status = Status.SUCCESS):
+def status_from_diffrax(result, event: Status = Status.SUCCESS, root_find: bool = False):
     """The :class:`Status` of a diffrax solve's ``result``; ``event`` says what a terminating
-    event means for the caller (a located contact event, or the non-finite-state event)."""
+    event means for the caller (a located contact event, or the non-finite-state event);
+    ``root_find``: the solve locates events with a root finder, whose iteration limit (optimistix's
+    ``nonlinear_max_steps_reached``, promoted by diffrax) then means an event not located."""
     R = diffrax.RESULTS
     code = jnp.select(
-        [result == R.successful, result == R.event_occurred, result == R.max_steps_reached, result == R.dt_min_reached],
-        [Status.SUCCESS, event, Status.MAX_STEPS_REACHED, Status.DT_MIN_REACHED],
+        [result == R.successful, result == R.event_occurred, result == R.max_steps_reached, result == R.dt_min_reached,
+         (result == R.nonlinear_max_steps_reached) & root_find],
+        [Status.SUCCESS, event, Status.MAX_STEPS_REACHED, Status.DT_MIN_REACHED, Status.EVENT_NOT_LOCATED],
         Status.SOLVER_FAILED,
     )
     return code.astype(jnp.int32)

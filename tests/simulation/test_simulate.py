@@ -1,6 +1,7 @@
 """simulate(): conservation over long runs, gradients through the solver against finite
 differences, jit/vmap/grad equivalence, no recompilation, statuses, loads, convergence order."""
 
+import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 import diffsim as ds
 from diffsim.model.random import random_tree
+from diffsim.simulation.trajectory import STATUS_MESSAGES, status_from_diffrax
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +143,20 @@ def test_max_steps_status_and_input_errors():
         ds.point_force(m, "l3", jnp.ones(3), frame="site")
     with pytest.raises(KeyError, match="no body named 'l9'"):
         ds.point_force(m, "l9", jnp.ones(3))
+
+
+def test_diffrax_results_map_to_statuses_with_messages():
+    """An event root find that reaches its iteration limit is reported as an event not located
+    (not as a failed implicit solver, which is what the code means without a root find); every
+    status has a message."""
+    R, S = diffrax.RESULTS, ds.Status
+    cases = [(R.successful, False, S.SUCCESS), (R.max_steps_reached, True, S.MAX_STEPS_REACHED),
+             (R.dt_min_reached, True, S.DT_MIN_REACHED), (R.nonlinear_max_steps_reached, True, S.EVENT_NOT_LOCATED),
+             (R.nonlinear_max_steps_reached, False, S.SOLVER_FAILED), (R.nonlinear_divergence, True, S.SOLVER_FAILED)]
+    for result, root_find, want in cases:
+        assert int(jax.jit(lambda r, rf=root_find: status_from_diffrax(r, root_find=rf))(result)) == want, (result, want)
+    assert set(STATUS_MESSAGES) == set(S)
+    assert "event_time_tol" in STATUS_MESSAGES[S.EVENT_NOT_LOCATED]
 
 
 def test_rk4_takes_fixed_steps_of_dt0():
