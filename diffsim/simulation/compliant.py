@@ -118,7 +118,7 @@ def simulate_compliant(system) -> Trajectory:
         def fn(t, y, args, **kw):
             q = y[0]
             model, contact = args[0], args[4]  # from args: the event depends differentiably on them
-            # all pairs' Δ (one kinematics pass; XLA merges the identical passes of the conds)
+            # all pairs' Δ (one jitted kinematics pass, traced once, shared by the conds)
             d = _penetration(model, contact, q)[k]
             # args[-1] = (memory, phase); in the default float dtype, which diffrax's event
             # root find mixes with Python floats (a float32 model under x64 would not match)
