@@ -64,24 +64,27 @@ print(json.dumps({"devices": D, "samples": per * D, "wall_s": sorted(ts)[1]}))
 """
 
 
-def s0_system(steps):
+def s0_system(steps, dtype=None):
+    """The S0 System of the throughput rows: RK4 at ``DT``, ``steps`` steps, the follower forces;
+    ``dtype`` casts the model (float32 rows of ``bench_gpu.py``)."""
     import jax.numpy as jnp
 
     import diffsim as ds
     from diffsim.scenarios import seed000
 
     m = seed000.model()
+    m = m if dtype is None else m.astype(dtype)
     return ds.System(m, ds.neutral_configuration(m), jnp.zeros(m.nv, m.dtype), loads=seed000.loads(m),
                      t1=steps * DT, solver="rk4", dt0=DT, saveat=2, max_steps=steps + 8)
 
 
-def mc_case(n, steps, devices=None):
+def mc_case(n, steps, devices=None, dtype=None):
     """A callable running an S0 mass-uncertainty study of ``n`` samples in one chunk, sharded over
     ``devices`` (default: all local devices)."""
     import diffsim as ds
     from diffsim import montecarlo as mc
 
-    s = s0_system(steps)
+    s = s0_system(steps, dtype)
     dists = {k: mc.Normal(float(ds.get_param(s, k)), 0.05 * float(ds.get_param(s, k)))
              for k in ds.param_names(s) if k.endswith(".mass") and ".a" in k}
     return lambda: mc.run(s, dists, n, chunk_size=n, devices=devices, progress=False)
