@@ -35,6 +35,7 @@ from .dynamics import (
     spatial_momentum,
     total_energy,
 )
+from .precision import matmul_precision, set_matmul_precision
 from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco
 from .loads import Loads, PointForce, TimeSeries, point_force, site_force
 from .actuators import Actuation, ActuationError, actuation
@@ -141,6 +142,7 @@ __all__ = [
     "kinetic_energy",
     "lemke",
     "linear_momentum",
+    "matmul_precision",
     "load_mjcf",
     "load_urdf",
     "mass_matrix",
@@ -156,6 +158,7 @@ __all__ = [
     "random_configuration",
     "rigid_contact",
     "rollout",
+    "set_matmul_precision",
     "set_params",
     "simulate",
     "site_force",

@@ -39,6 +39,8 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 
+from ..precision import full_precision
+
 
 class LCPStatus(enum.IntEnum):
     """How :func:`lemke` ended. Anything but ``SOLVED`` returns NaN in ``z`` and ``w``."""
@@ -201,6 +203,7 @@ def _active_set_solution_jvp(primals, tangents):
     return z, dz
 
 
+@full_precision
 def lemke(M, q, *, max_pivots: int | None = None, lexicographic: bool = True, return_pivots: bool = False):
     """Solve the LCP ``w = M z + q ≥ 0, z ≥ 0, wᵀz = 0`` by Lemke's complementary pivot method.
 

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
+from ..precision import full_precision
 from ..model.mimic import couple
 from ..model.model import Model, joint_spring_energy
 from .aba import forward_dynamics_aba
@@ -68,6 +69,7 @@ def _defaults(model: Model, tau, f_ext):
     return tau, f_ext
 
 
+@full_precision
 def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"], tau: Float[Array, " nv"] | None = None,
                      f_ext: Float[Array, "nb 6"] | None = None, *, tangents: str = "ad") -> Float[Array, " nv"]:
     """Accelerations ``v̇`` [nv] of ``M v̇ + C v + g + D(v) = τ + Σ Jᵢᵀ f_ext,i``.
@@ -131,6 +133,7 @@ def _swept(model: Model, f_ext=None):
 _forward_dynamics_compiled = eqx.filter_jit(_forward_dynamics)
 
 
+@full_precision
 def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"], a: Float[Array, " nv"],
                      f_ext: Float[Array, "nb 6"] | None = None, *, tangents: str = "ad") -> Float[Array, " nv"]:
     """``τ = M(q) a + C(q, v) v + g(q) + D(v) − Σ Jᵢᵀ f_ext,i`` (RNEA; flexible trees: the
@@ -154,6 +157,7 @@ def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     return inverse_dynamics_rigid(model, q, v, a, f_ext)
 
 
+@full_precision
 def mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """``M(q)`` [nv, nv], armature included, symmetric positive definite (CRBA; flexible trees:
     columns of the inverse dynamics). With mimic joints: the tree's, every joint free; the
@@ -172,12 +176,14 @@ def _mass_matrix(model: Model, q):
 _mass_matrix_compiled = eqx.filter_jit(_mass_matrix)
 
 
+@full_precision
 def bias_forces(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"],
                 f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
     """``C(q, v) v + g(q) + D(v) − Jᵀ f_ext`` (inverse dynamics at zero acceleration)."""
     return inverse_dynamics(model, q, v, jnp.zeros(model.nv, model.dtype), f_ext)
 
 
+@full_precision
 def gravity_forces(model: Model, q: Float[Array, " nq"], *, tangents: str = "ad") -> Float[Array, " nv"]:
     """``g(q)``: generalised gravity forces (flexible trees: plus the elastic forces ``K δ``);
     ``tangents`` as in :func:`inverse_dynamics`."""
@@ -185,6 +191,7 @@ def gravity_forces(model: Model, q: Float[Array, " nq"], *, tangents: str = "ad"
     return inverse_dynamics(model, q, z, z, tangents=tangents)
 
 
+@full_precision
 def kinetic_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, ""]:
     """``T = ½ vᵀ M(q) v`` [J]."""
     if model.topology.has_flex:
@@ -192,6 +199,7 @@ def kinetic_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"])
     return kinetic_energy_rigid(model, q, v)
 
 
+@full_precision
 def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
     """Gravity potential ``V = −Σ mᵢ g·cᵢ`` (zero at the world origin) [J]; flexible trees add
     their sections' gravity potential and the strain energy; joint springs add
@@ -201,6 +209,7 @@ def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
     return potential_energy_rigid(model, q) + joint_spring_energy(model, q)
 
 
+@full_precision
 def total_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, ""]:
     """``T + V`` [J]."""
     return kinetic_energy(model, q, v) + potential_energy(model, q)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from ..precision import full_precision
 from ..model.model import Model
 from .kinematics import body_com, body_velocities, rigid_only, world_transforms
 from .traversal import JointData, body_spatial_inertias
@@ -21,6 +22,7 @@ def potential_energy_rigid(model: Model, q):
     return -jnp.sum(model.mass * (body_com(model, q) @ model.gravity))
 
 
+@full_precision
 def spatial_momentum(model: Model, q, v):
     """Total spatial momentum ``[L; P]`` in world coordinates; ``L`` about the world origin."""
     rigid_only(model, "spatial_momentum")
@@ -29,16 +31,19 @@ def spatial_momentum(model: Model, q, v):
     return jnp.sum(world_transforms(model, q).inv_apply_force(h_body), axis=0)
 
 
+@full_precision
 def linear_momentum(model: Model, q, v):
     """``P`` [3], world frame."""
     return spatial_momentum(model, q, v)[3:]
 
 
+@full_precision
 def angular_momentum(model: Model, q, v):
     """About the world origin, world coordinates [3]."""
     return spatial_momentum(model, q, v)[:3]
 
 
+@full_precision
 def centre_of_mass(model: Model, q):
     """Whole-system centre of mass, world frame."""
     rigid_only(model, "centre_of_mass")

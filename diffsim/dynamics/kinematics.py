@@ -12,6 +12,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from ..precision import full_precision
 from .. import spatial as sp
 from ..model.model import Model
 from .sections import section_pose
@@ -54,6 +55,7 @@ def frames(model: Model, q, jd: JointData | None = None):
     return jnp.stack([o[0] for o in out]), jnp.stack([o[1] for o in out])
 
 
+@full_precision
 def forward_kinematics(model: Model, q) -> Kinematics:
     """Body poses in the world frame (flexible links: children at the deformed ends)."""
     H = frames(model, q)[0]
@@ -66,12 +68,14 @@ def world_transforms(model: Model, q) -> sp.Transform:
     return sp.Transform.from_placement(k.R, k.p)
 
 
+@full_precision
 def body_com(model: Model, q):
     """World-frame centres of mass ``[nb, 3]``."""
     k = forward_kinematics(model, q)
     return k.p + jnp.einsum("bij,bj->bi", k.R, model.com)
 
 
+@full_precision
 def site_poses(model: Model, q, kin: Kinematics | None = None):
     """World rotation ``[ns, 3, 3]`` and position ``[ns, 3]`` of every site (from ``kin``, the
     body poses at ``q``, when the caller has them)."""
@@ -96,6 +100,7 @@ def sections_world(model: Model, q, i: int):
     return H[:3, :3] @ R, p @ H[:3, :3].T + H[:3, 3]
 
 
+@full_precision
 def body_velocities(model: Model, q, v, jd: JointData | None = None):
     """Spatial velocity ``[ω; v]`` of each body ``[nb, 6]``, body coordinates, at the body
     origin (rigid trees)."""
@@ -104,6 +109,7 @@ def body_velocities(model: Model, q, v, jd: JointData | None = None):
     return jnp.stack(forward_pass(model.topology, lambda i, v_p: jd.vJ[i] if v_p is None else jd.Xm[i] @ v_p + jd.vJ[i]))
 
 
+@full_precision
 def point_velocity(model: Model, q, v, body: int, point):
     """World-frame velocity of a point fixed to ``body`` (``point`` in body coordinates)."""
     k = forward_kinematics(model, q)
@@ -111,6 +117,7 @@ def point_velocity(model: Model, q, v, body: int, point):
     return k.R[body] @ (vb[3:] + jnp.cross(vb[:3], point))
 
 
+@full_precision
 def point_jacobian(model: Model, q, body: int, point):
     """``J`` [3, nv] with ``ṗ_world = J v`` for a point fixed to ``body`` (body coordinates).
 

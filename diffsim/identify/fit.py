@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..precision import full_precision
 from ..model.params import ParamError
 from ..simulation.system import System, get_param, param_names
 from .estimator import (
@@ -233,6 +234,7 @@ def make_estimator(system: System, names, experiments, *, observables: Mapping[s
     return _build(system, names, experiments, observables, initial, transforms, rtol, atol, max_steps, jacobian)[2]
 
 
+@full_precision
 def fit(system: System, names, experiments, *, observables: Mapping[str, Callable] | None = None,
         initial: Mapping | None = None, transforms: Mapping | None = None, holdout: Experiment | None = None,
         rtol: float = 1e-8, atol: float = 1e-10, max_steps: int = 100, n_starts: int = 1, spread: float = 0.5,

@@ -43,6 +43,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from tqdm.auto import tqdm
 
+from ..precision import full_precision
 from ..io.results import jsonable, provenance
 from ..model.params import ParamError
 from ..simulation.simulate import simulate
@@ -265,6 +266,7 @@ class MonteCarloResult:
         return save_result(self, Path(out_dir), plots, bands)
 
 
+@full_precision
 def run(system: System, distributions: Mapping[str, AbstractDistribution], n_samples: int,
         statistics: Callable | None = None, *, key=None, chunk_size: int | None = None, devices=None, out=None,
         progress: bool = True, memory_budget: float = 2.0**30, indices=None, order=None) -> MonteCarloResult:

@@ -26,6 +26,7 @@ import lineax as lx
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from ..precision import full_precision
 from ..simulation.system import System, get_param, set_params
 from .result import Plan
 
@@ -44,6 +45,7 @@ def _problem_at(plan: Plan, system: System, values: dict):
     return eqx.tree_at(lambda p: (p.model, p.q0, p.v0), plan.problem, (s.model, s.q0, s.v0))
 
 
+@full_precision
 def sensitivity(plan: Plan, params: Sequence[str], *, solver: str = "dense", active_tol: float = 1e-6,
                 cg_tol: float = 1e-10) -> Sensitivity:
     """Derivatives of the optimal cost and torques of ``plan`` (one plan, not a batch; ``vmap``

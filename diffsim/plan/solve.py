@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..precision import full_precision
 from .._util import is_concrete
 from ..actuators import actuation as model_actuation
 from ..contact.laws import AbstractHysteresisLaw, AbstractStatefulFrictionLaw, Hertz, LinearSpringDamper
@@ -180,6 +181,7 @@ def _run(problem: Problem, u0, method: str, max_iter: int, tol, key, options: di
     return solve_cem(problem, u0, max_iter, tol, key, **options)
 
 
+@full_precision
 def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost, tau_limits=None,
           method: str = "ddp", tau_init=None, max_iter: int | None = None, tol: float | None = None,
           contact=None, actuation=None, forces=(), dynamics=None, t0=0.0, key=None,

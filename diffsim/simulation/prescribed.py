@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..precision import full_precision
 from ..contact.laws import AbstractFrictionLaw, AbstractStatefulFrictionLaw
 from ..dynamics.flexible import articulated_flexible
 from ..loads import as_loads
@@ -117,6 +118,7 @@ def joint_friction(model: Model, coulomb=0.0, viscous=0.0, width=1e-3, law=None)
     return tau
 
 
+@full_precision
 def joint_torques(traj, prescribed: Prescribed, tau=None):
     """Joint forces [T, nv_rigid] along a trajectory: the applied ``tau`` on free joints and, on
     prescribed joints, the driving torque on top of the applied loads (pass the same ``tau`` as

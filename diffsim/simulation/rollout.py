@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..precision import full_precision
 from ..dynamics.configuration import normalize
 from ..dynamics.dispatch import AbstractDynamics, Default, as_dynamics
 from ..loads import Loads, as_loads
@@ -53,6 +54,7 @@ def rk4_step_stages(model: Model, loads: Loads, t, q, v, dt, dynamics: AbstractD
     return normalize(model, q + dt * dq), v + dt * dv, stages
 
 
+@full_precision
 def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), ctrl=None, loads: Loads | None = None,
             dynamics=None, save_every: int = 1, checkpoint: int | bool = False) -> Trajectory:
     """The state at the ``n_steps + 1`` grid times ``t0 + k dt`` by classical RK4, as a

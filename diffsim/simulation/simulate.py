@@ -14,6 +14,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from ..precision import full_precision
 from ..complementarity.rigid import RigidContact
 from ..contact.model import Contact
 from ..dynamics.configuration import normalize
@@ -37,6 +38,7 @@ def system_from_call(model: Model, q0, v0, t1, **kwargs) -> System:
     return System(model, q0, v0, t1=t1, options=Options(**opts), **kwargs)
 
 
+@full_precision
 def simulate(system, q0=None, v0=None, t1=None, **kwargs) -> Trajectory:
     """Integrate ``M(q) v̇ + C v + g + D(v) = τ + Σ Jᵀ f`` over a system's time span.
 

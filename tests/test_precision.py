@@ -1,0 +1,127 @@
+"""diffsim's float32 matrix products are true float32 whatever JAX's default (``diffsim.precision``).
+
+Checked on the traced programs (``jax.make_jaxpr``, nothing compiled): under an outer
+``jax.default_matmul_precision("tensorfloat32")`` (what NVIDIA GPUs do by default), every
+``dot_general`` that diffsim's entry points emit — also in their JVPs and transposes — carries
+``Precision.HIGHEST``. On an H200 the default TF32 put S0's float32 forward dynamics 6.5 % (median)
+off float64, true float32 1.6e-5 (``benchmarks/bench_gpu.py``); on this CPU the precision changes
+no result, so the traced programs are what can be checked here.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import diffsim as ds
+from diffsim import identify, montecarlo, plan
+from diffsim.scenarios import seed000
+
+F32 = jnp.float32
+HIGHEST = (jax.lax.Precision.HIGHEST, jax.lax.Precision.HIGHEST)
+
+
+def _dots(jaxpr):
+    """Every ``dot_general`` of ``jaxpr`` and of the jaxprs nested in its equations (scan, while,
+    cond, pjit, custom_jvp …)."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "dot_general":
+            yield eqn
+        for v in eqn.params.values():
+            for sub in v if isinstance(v, (tuple, list)) else (v,):
+                if hasattr(sub, "jaxpr") and hasattr(sub, "consts"):  # ClosedJaxpr
+                    yield from _dots(sub.jaxpr)
+                elif hasattr(sub, "eqns"):  # Jaxpr
+                    yield from _dots(sub)
+
+
+def _f32_precisions(fn, *args):
+    """The precisions of the float32 products of ``fn(*args)`` traced under TF32 as JAX's default."""
+    with jax.default_matmul_precision("tensorfloat32"):
+        jaxpr = jax.make_jaxpr(fn)(*args)
+    return [e.params["precision"] for e in _dots(jaxpr.jaxpr)
+            if all(x.aval.dtype == jnp.float32 for x in e.invars)]
+
+
+@pytest.fixture(scope="module")
+def s0():
+    m = seed000.model().astype(F32)
+    q = ds.random_configuration(m, jax.random.PRNGKey(0))
+    v = 0.3 * jax.random.normal(jax.random.PRNGKey(1), (m.nv,), F32)
+    return m, seed000.loads(m), q, v
+
+
+def _cases(m, ld, q, v):
+    tau = jnp.ones(m.nv, F32)
+    return {
+        "forward_dynamics": (lambda q, v: ds.forward_dynamics(m, q, v, tau), q, v),
+        "grad of forward_dynamics": (jax.grad(lambda q, v: jnp.sum(ds.forward_dynamics(m, q, v, tau) ** 2),
+                                              argnums=(0, 1)), q, v),
+        "inverse_dynamics": (lambda q, v: ds.inverse_dynamics(m, q, v, tau), q, v),
+        "mass_matrix": (lambda q: ds.mass_matrix(m, q), q),
+        "total_energy": (lambda q, v: ds.total_energy(m, q, v), q, v),
+        "point_jacobian": (lambda q: ds.point_jacobian(m, q, 2, jnp.array([0.0, 0.0, 1.0], F32)), q),
+        "angular_momentum": (lambda q, v: ds.angular_momentum(m, q, v), q, v),
+        "rollout and its gradient": (jax.grad(lambda v: jnp.sum(ds.rollout(m, q, v, 1e-3, 3, loads=ld).q[-1])), v),
+    }
+
+
+CASES = ["forward_dynamics", "grad of forward_dynamics", "inverse_dynamics", "mass_matrix", "total_energy",
+         "point_jacobian", "angular_momentum", "rollout and its gradient"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_float32_products_are_true_float32_under_a_tf32_default(s0, case):
+    cases = _cases(*s0)
+    assert set(cases) == set(CASES)
+    fn, *args = cases[case]
+    precs = _f32_precisions(fn, *args)
+    assert precs, "no float32 matrix product traced: the check would be empty"
+    assert all(p == HIGHEST for p in precs), f"{case}: {sorted(set(map(str, precs)))}"
+
+
+def test_the_check_sees_tf32_products_without_the_setting(s0):
+    """The control: the undecorated function, and diffsim with the setting off, trace TF32 products."""
+    m, ld, q, v = s0
+    undecorated = ds.forward_dynamics.__wrapped__
+    precs = _f32_precisions(lambda q, v: undecorated(m, q, v), q, v)
+    assert precs and all(p != HIGHEST for p in precs)
+    try:
+        ds.set_matmul_precision(None)
+        assert ds.matmul_precision() is None
+        precs = _f32_precisions(lambda q, v: ds.forward_dynamics(m, q, v), q, v)
+        assert precs and all(p != HIGHEST for p in precs)
+    finally:
+        ds.set_matmul_precision("highest")
+    assert ds.matmul_precision() == "highest"
+
+
+def test_simulate_traces_true_float32_products(s0):
+    m, ld, q, v = s0
+    system = ds.System(m, q, v, loads=ld, t1=0.01, solver="tsit5")
+    precs = _f32_precisions(lambda v: ds.simulate(system.replace(v0=v)).q[-1], v)
+    assert precs and all(p == HIGHEST for p in precs)
+
+
+def test_lemke_traces_true_float32_products():
+    M = jnp.array([[2.0, 1.0], [1.0, 2.0]], F32)
+    qv = jnp.array([-1.0, -1.0], F32)
+    precs = _f32_precisions(lambda qv: ds.lemke(M, qv)[0], qv)
+    assert precs and all(p == HIGHEST for p in precs)
+
+
+def test_every_computing_entry_point_carries_the_setting():
+    entry_points = [ds.forward_dynamics, ds.inverse_dynamics, ds.mass_matrix, ds.bias_forces, ds.gravity_forces,
+                    ds.kinetic_energy, ds.potential_energy, ds.total_energy, ds.forward_kinematics, ds.site_poses,
+                    ds.point_jacobian, ds.point_velocity, ds.body_velocities, ds.body_com, ds.spatial_momentum,
+                    ds.linear_momentum, ds.angular_momentum, ds.centre_of_mass, ds.simulate, ds.rollout,
+                    ds.joint_torques, ds.lemke, identify.fit, montecarlo.run, plan.solve, plan.sensitivity]
+    missing = [f.__name__ for f in entry_points if not getattr(f, "__diffsim_full_precision__", False)]
+    assert not missing
+
+
+def test_set_matmul_precision_rejects_unknown_values():
+    with pytest.raises(ValueError, match="no matmul precision JAX knows"):
+        ds.set_matmul_precision("double")
+    assert ds.matmul_precision() == "highest"
