@@ -20,6 +20,10 @@ S0 dual-arm robot with its follower forces (the model, loads, MJCF and actuators
 Each section writes the JSON again as it finishes, so a run cut short keeps what it measured.
 ``--budget`` seconds: later sections are skipped (and say so) once it is spent.
 
+Precision: diffsim traces its own float32 products in true float32 (``diffsim.precision``); MJX's
+follow JAX's default, TF32 on NVIDIA GPUs, unless ``--matmul-precision highest`` sets the process
+default (then both are true float32).
+
 Usage (a GPU machine; float32 runs with ``jax_enable_x64`` off, as MJX users run it)::
 
     python benchmarks/bench_gpu.py --dtype float32 --out results/gpu_float32.json
@@ -53,6 +57,8 @@ def parse_args(argv=None):
     p.add_argument("--memory-batches", default="1024,8192,65536")
     p.add_argument("--sections", default="fd,rollout,accuracy,memory")
     p.add_argument("--skip", default="", help="mjx to leave MJX out")
+    p.add_argument("--matmul-precision", default=None,
+                   help="jax_default_matmul_precision for the whole process (e.g. highest: no TF32 on GPUs)")
     p.add_argument("--budget", type=float, default=1e9, help="seconds; later sections are skipped after it")
     p.add_argument("--out", default=None)
     return p.parse_args(argv)
@@ -63,6 +69,8 @@ os.environ.setdefault("MUJOCO_GL", "disable")
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", ARGS.dtype == "float64")
+if ARGS.matmul_precision:
+    jax.config.update("jax_default_matmul_precision", ARGS.matmul_precision)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -311,7 +319,8 @@ def main():
     out = Path(ARGS.out) if ARGS.out else HERE / "results" / f"gpu_{ARGS.dtype}.json"
     res = {"meta": {**machine_info(modules=("mujoco", "equinox", "diffrax"), distributions=("mujoco-mjx",)),
                     "device": str(dev), "device_kind": getattr(dev, "device_kind", ""), "dtype": ARGS.dtype,
-                    "x64": bool(jax.config.jax_enable_x64), "loadavg_start": loadavg(), "args": vars(ARGS),
+                    "x64": bool(jax.config.jax_enable_x64),
+                    "default_matmul_precision": str(jax.config.jax_default_matmul_precision), "loadavg_start": loadavg(), "args": vars(ARGS),
                     "started": time.strftime("%Y-%m-%d %H:%M:%S")}}
     ev = CompileEvents()
     sections = {"fd": section_fd, "rollout": section_rollout, "accuracy": section_accuracy, "memory": section_memory}
