@@ -8,6 +8,7 @@ revisions accept):
 * ``s0_forward_dynamics``: ``jax.jit(ds.forward_dynamics)`` on the S0 dual-arm robot;
 * ``s0_rollout``: ``ds.rollout`` of S0, 1000 RK4 steps with the follower forces;
 * ``s0_grad``: reverse-mode gradient of a 200-step S0 rollout's final state w.r.t. the masses;
+* ``s0_simulate``: ``ds.simulate`` of S0 (contact-free diffrax path, Dopri8, the follower forces);
 * ``s1_events``: the S1 falling chain, events formulation, Tsit5 (``bench_contact`` section 1);
 * ``ball_events``: the bouncing sphere, Hu–Guo, events formulation (``bench_contact`` section 2).
 
@@ -35,7 +36,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 
-CASES = ("s0_forward_dynamics", "s0_rollout", "s0_grad", "s1_events", "ball_events")
+CASES = ("s0_forward_dynamics", "s0_rollout", "s0_grad", "s0_simulate", "s1_events", "ball_events")
 
 CHILD = r'''
 import os, sys, time, json
@@ -61,6 +62,11 @@ elif case == "s0_grad":
         q = out.q if hasattr(out, "q") else out[1]
         return jnp.sum(q[-1] ** 2)
     f, args = jax.jit(jax.grad(loss)), (jnp.stack([ds.get_param(m, n) for n in names]),)
+elif case == "s0_simulate":
+    @eqx.filter_jit
+    def run(m, q0, v0, tol):
+        return ds.simulate(m, q0, v0, 10.0, loads=loads, solver="dopri8", rtol=tol, atol=tol, saveat=101)
+    f, args = run, (m, q0, v0 + 0.1, jnp.asarray(1e-9))
 elif case == "s1_events":
     from diffsim.scenarios import seed001 as s1
     m = s1.model("ss-ss-ss"); q0, v0 = s1.initial_state(m); c = s1.contact_model(m)

@@ -10,7 +10,9 @@ against 1.6e-5 (1.6e-4 at worst) in true float32, at 8 % of the speed
 So every public entry point of diffsim that computes (dynamics, kinematics, energies,
 ``simulate``, ``rollout``, the jobs) is traced under ``jax.default_matmul_precision(p)`` with
 ``p = "highest"`` (:func:`full_precision`): its float32 products are true float32, and the
-caller's own products keep the caller's setting. :func:`set_matmul_precision` changes ``p``
+caller's own products keep the caller's setting. Methods of diffsim's objects (``Loads.evaluate``,
+a contact law's forces) are traced under it inside those entry points; called on their own, they
+follow the caller's setting. :func:`set_matmul_precision` changes ``p``
 (``None``: follow JAX's setting, e.g. TF32 for speed where the error is acceptable). The
 setting is read when a function is traced (a ``jit`` traced before a change keeps its products).
 float64 products are float64 on every backend, whatever the setting.

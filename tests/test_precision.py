@@ -63,12 +63,15 @@ def _cases(m, ld, q, v):
         "total_energy": (lambda q, v: ds.total_energy(m, q, v), q, v),
         "point_jacobian": (lambda q: ds.point_jacobian(m, q, 2, jnp.array([0.0, 0.0, 1.0], F32)), q),
         "angular_momentum": (lambda q, v: ds.angular_momentum(m, q, v), q, v),
+        "integrate": (lambda q, v: ds.integrate(m, q, v, 0.01), q, v),
+        "difference": (lambda q: ds.difference(m, q, q), q),
+        "to_mujoco": (lambda q, v: ds.to_mujoco(m, q, v), q, v),
         "rollout and its gradient": (jax.grad(lambda v: jnp.sum(ds.rollout(m, q, v, 1e-3, 3, loads=ld).q[-1])), v),
     }
 
 
 CASES = ["forward_dynamics", "grad of forward_dynamics", "inverse_dynamics", "mass_matrix", "total_energy",
-         "point_jacobian", "angular_momentum", "rollout and its gradient"]
+         "point_jacobian", "angular_momentum", "integrate", "difference", "to_mujoco", "rollout and its gradient"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -116,7 +119,9 @@ def test_every_computing_entry_point_carries_the_setting():
                     ds.kinetic_energy, ds.potential_energy, ds.total_energy, ds.forward_kinematics, ds.site_poses,
                     ds.point_jacobian, ds.point_velocity, ds.body_velocities, ds.body_com, ds.spatial_momentum,
                     ds.linear_momentum, ds.angular_momentum, ds.centre_of_mass, ds.simulate, ds.rollout,
-                    ds.joint_torques, ds.lemke, identify.fit, montecarlo.run, plan.solve, plan.sensitivity]
+                    ds.joint_torques, ds.lemke, ds.integrate, ds.difference, ds.configuration_rate, ds.to_mujoco,
+                    ds.from_mujoco, identify.fit, identify.modal_frequencies, identify.modal_report,
+                    identify.match_frequencies, montecarlo.run, plan.solve, plan.solve_system, plan.sensitivity]
     missing = [f.__name__ for f in entry_points if not getattr(f, "__diffsim_full_precision__", False)]
     assert not missing
 

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from ..model import joints as jt
+from ..precision import full_precision
 from ..model.mimic import couple
 from ..model.model import Model, neutral_configuration
 
@@ -23,11 +24,13 @@ def _per_joint(model: Model, fn, *vecs, kinds, modal=None):
     return jnp.concatenate(parts) if parts else jnp.zeros(0, model.dtype)
 
 
+@full_precision
 def configuration_rate(model: Model, q, v):
     """``q̇ = G(q) v`` (quaternion kinematics for spherical and free joints)."""
     return _per_joint(model, jt.configuration_rate, q, v, kinds="qv", modal=lambda qe, ve: ve)
 
 
+@full_precision
 def integrate(model: Model, q, v, dt=1.0):
     """``q ⊕ v dt`` on the manifold (see :func:`diffsim.model.joints.integrate`)."""
     return _per_joint(
@@ -35,6 +38,7 @@ def integrate(model: Model, q, v, dt=1.0):
     )
 
 
+@full_precision
 def difference(model: Model, q0, q1):
     """``q1 ⊖ q0``: the tangent vector [nv] with ``integrate(q0, difference(q0, q1)) == q1``."""
     return _per_joint(model, jt.difference, q0, q1, kinds="qq", modal=lambda a, b: b - a)

@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.dispatch import mass_matrix, potential_energy
+from ..precision import full_precision
 from ..io.results import write_json
 from ..model.beam import Beam
 from ..model.model import Model, neutral_configuration
@@ -70,6 +71,7 @@ def _link(model: Model, body: str):
     return i
 
 
+@full_precision
 def modal_frequencies(system, body: str):
     """``(ω [ne] rad/s ascending, Φ [ne, ne])`` of the link ``body`` with its joint locked
     (module docstring), ``Φᵀ M Φ = I``. Traceable."""
@@ -204,6 +206,7 @@ class ModalReport:
         return paths
 
 
+@full_precision
 def modal_report(system, body: str, reference=None) -> ModalReport:
     """Natural frequencies [Hz] of the link ``body`` with its joint locked and its shapes on
     101 points of ``[0, L]`` normalised to ``w(L) = 1`` (module docstring); ``reference`` (a
@@ -295,6 +298,7 @@ def measured_frequencies(t, y, n_modes: int, *, t_start: float | None = None, pe
     return MeasuredModes(np.abs(osc) / (2 * np.pi), -osc.real / np.abs(osc), s[: order + 4], N)
 
 
+@full_precision
 def match_frequencies(system, names, target_hz, body: str, *, max_iter: int = 50, tol: float = 1e-10) -> dict:
     """Values of the named (positive) parameters for which the link's first ``len(names)``
     hub-locked frequencies equal ``target_hz`` (Levenberg–Marquardt in ``log p`` with Marquardt's

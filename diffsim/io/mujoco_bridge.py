@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import spatial as sp
+from ..precision import full_precision
 from ..model.builder import ModelError
 from ..model.joints import JointType
 from ..model.model import Model
@@ -221,6 +222,7 @@ def _convert_free_velocities(model: Model, q, v, to_mj: bool):
     return jnp.concatenate(parts) if parts else v
 
 
+@full_precision
 def to_mujoco(model: Model, q, v):
     """``(qpos, qvel)`` of MuJoCo for a diffsim state ``(q, v)`` of an MJCF-loaded model.
 
@@ -233,6 +235,7 @@ def to_mujoco(model: Model, q, v):
     return jnp.asarray(q), _convert_free_velocities(model, q, v, to_mj=True)
 
 
+@full_precision
 def from_mujoco(model: Model, qpos, qvel):
     """``(q, v)`` of diffsim for MuJoCo's ``(qpos, qvel)``: the inverse of :func:`to_mujoco`
     (free-joint linear velocities rotated from the world frame to the body frame). Pure

@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._util import is_concrete
+from ..precision import full_precision
 from ..simulation.simulate import simulate
 from ..simulation.system import System, get_param, param_names, set_params
 from ..simulation.trajectory import Trajectory
@@ -155,6 +156,7 @@ def _run(system, layout, theta0, objective, max_iter, tol, cost_tol, forward):
                       cost_history=history)
 
 
+@full_precision
 def solve_system(system: System, names: Sequence[str], objective: Callable, *, init: dict | None = None,
                  max_iter: int = 100, tol: float = 1e-8, cost_tol: float = 0.0) -> SystemPlan:
     """The named parameters of ``system`` that minimise ``objective(traj, system)`` over its
