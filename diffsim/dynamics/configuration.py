@@ -6,9 +6,9 @@ import jax
 import jax.numpy as jnp
 
 from ..model import joints as jt
-from ..precision import full_precision
 from ..model.mimic import couple
 from ..model.model import Model, neutral_configuration
+from ..precision import full_precision
 
 
 def _per_joint(model: Model, fn, *vecs, kinds, modal=None):

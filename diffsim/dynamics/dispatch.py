@@ -19,9 +19,9 @@ import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
-from ..precision import full_precision
 from ..model.mimic import couple
 from ..model.model import Model, joint_spring_energy
+from ..precision import full_precision
 from .aba import forward_dynamics_aba
 from .composite import COMPOSITE_MAX_NV, forward_dynamics_composite
 from .coupled import forward_dynamics_coupled, project_acceleration

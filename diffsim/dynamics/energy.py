@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..precision import full_precision
 from ..model.model import Model
+from ..precision import full_precision
 from .kinematics import body_com, body_velocities, rigid_only, world_transforms
 from .traversal import JointData, body_spatial_inertias
 

@@ -12,9 +12,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ..precision import full_precision
 from .. import spatial as sp
 from ..model.model import Model
+from ..precision import full_precision
 from .sections import section_pose
 from .traversal import JointData, forward_pass
 

@@ -33,8 +33,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..precision import full_precision
 from ..model.params import ParamError
+from ..precision import full_precision
 from ..simulation.system import System, get_param, param_names
 from .estimator import (
     FAILED_RESIDUAL,

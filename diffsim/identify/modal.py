@@ -37,10 +37,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics.dispatch import mass_matrix, potential_energy
-from ..precision import full_precision
 from ..io.results import write_json
 from ..model.beam import Beam
 from ..model.model import Model, neutral_configuration
+from ..precision import full_precision
 from ..simulation.system import System, get_param, set_params
 from ..viz import new_figure, save_figure
 

@@ -22,12 +22,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import spatial as sp
-from ..precision import full_precision
 from ..model.builder import ModelError
 from ..model.joints import JointType
 from ..model.model import Model
 from ..model.rotations import quat_to_rot
 from ..model.model import Actuator, Tendon
+from ..precision import full_precision
 from .assemble import RawBody, RawGeom, RawJoint, RawSite, assemble, equality_coupling
 from .xml import warn_unsimulated
 

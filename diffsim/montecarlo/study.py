@@ -43,9 +43,9 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from tqdm.auto import tqdm
 
-from ..precision import full_precision
 from ..io.results import jsonable, provenance
 from ..model.params import ParamError
+from ..precision import full_precision
 from ..simulation.simulate import simulate
 from ..simulation.system import System, get_param, set_params
 from ..simulation.trajectory import STATUS_MESSAGES, Status

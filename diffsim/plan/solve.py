@@ -10,13 +10,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..precision import full_precision
 from .._util import is_concrete
 from ..actuators import actuation as model_actuation
 from ..contact.laws import AbstractHysteresisLaw, AbstractStatefulFrictionLaw, Hertz, LinearSpringDamper
 from ..contact.model import Contact, ContactSet
 from ..dynamics.dispatch import as_dynamics
 from ..model.model import Model
+from ..precision import full_precision
 from .cem import DEFAULTS as CEM_DEFAULTS
 from .cem import solve_cem
 from .ddp import solve_ddp

@@ -15,12 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..precision import full_precision
 from ..contact.laws import AbstractFrictionLaw, AbstractStatefulFrictionLaw
 from ..dynamics.flexible import articulated_flexible
 from ..loads import as_loads
 from ..model import joints as jt
 from ..model.model import Model
+from ..precision import full_precision
 
 
 class Prescribed(eqx.Module):

@@ -15,11 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..precision import full_precision
 from ..dynamics.configuration import normalize
 from ..dynamics.dispatch import AbstractDynamics, Default, as_dynamics
 from ..loads import Loads, as_loads
 from ..model.model import Model
+from ..precision import full_precision
 from .system import System
 from .trajectory import Status, Trajectory
 from .vector_field import vector_field

@@ -14,11 +14,11 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ..precision import full_precision
 from ..complementarity.rigid import RigidContact
 from ..contact.model import Contact
 from ..dynamics.configuration import normalize
 from ..model.model import Model
+from ..precision import full_precision
 from .compliant import simulate_compliant
 from .lcp import simulate_lcp_system
 from .sensitivity import ForwardSensitivity, SegmentProblem
