@@ -24,11 +24,11 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optimistix as optx
 
 from ..contact.model import Contact, ContactSet
 from ..dynamics.configuration import configuration_rate, normalize
 from ..dynamics.flexible import dissipated_power
+from .event_root import EarliestRoot
 from .outputs import nonfinite, save_times
 from .sensitivity import ForwardSensitivity, SegmentProblem
 from .trajectory import Status, Trajectory
@@ -56,7 +56,7 @@ def _vector_field(t, y, args):
     m, z, _ = c
     qn = normalize(model, q)
     tau, f_ext = loads.evaluate(model, t, qn, v)
-    mem, phase = (m, None) if contact.mode == "smooth" else memory
+    mem, phase = (m, None) if contact.mode == "smooth" else memory[:2]
     cf = contact.forces(model, qn, v, mem, z, phase)
     vdot = dynamics(model, qn, v, tau + cf.Q, f_ext)
     P_applied = loads.power(model, t, qn, v) if loads.active else jnp.zeros((), v.dtype)
@@ -69,8 +69,8 @@ def _vector_field(t, y, args):
 
 @eqx.filter_jit
 def _penetration(model, contact, q):
-    """Δ of every pair at ``q``, for the event conditions. Jitted so that it is traced once and
-    reused as one jaxpr by every condition, every step's event check, the root find and its
+    """Δ of every pair at ``q``, for the event condition. Jitted so that it is traced once and
+    reused as one jaxpr by every step's event check, the root find and its
     linearisation (XLA inlines the calls; the S1 run below is bit-identical). Measured on S1 events,
     1.5 s: trace + lowering 12–14 s → 6 s (with the jitted vector field), compile 26–30 → 19–21 s
     (README, core speed)."""
@@ -78,9 +78,9 @@ def _penetration(model, contact, q):
 
 
 def _event_root_finder(time_tol: float, tdt):
-    """Newton on the dense output to ``time_tol`` [s], but never below the time dtype's
-    resolution (the tolerance also bounds |Δ| at the root: float32 resolves ~1e-7 of it)."""
-    return optx.Newton(rtol=float(8 * jnp.finfo(tdt).eps), atol=max(time_tol, float(10 * jnp.finfo(tdt).eps)))
+    """The earliest crossing of the step's triggered conditions on its dense output, bracketed
+    Newton (:mod:`.event_root`), to ``time_tol`` [s], but never below the time dtype's resolution."""
+    return EarliestRoot(rtol=float(8 * jnp.finfo(tdt).eps), atol=max(time_tol, float(10 * jnp.finfo(tdt).eps)))
 
 
 def simulate_compliant(system) -> Trajectory:
@@ -114,24 +114,23 @@ def simulate_compliant(system) -> Trajectory:
     sensitivities = isinstance(adjoint, ForwardSensitivity)
     T = ts.shape[0]
 
-    def cond(k):
-        def fn(t, y, args, **kw):
-            q = y[0]
-            model, contact = args[0], args[4]  # from args: the event depends differentiably on them
-            # all pairs' Δ (one jitted kinematics pass, traced once, shared by the conds)
-            d = _penetration(model, contact, q)[k]
-            # args[-1] = (memory, phase); in the default float dtype, which diffrax's event
-            # root find mixes with Python floats (a float32 model under x64 would not match)
-            return jnp.where(args[-1][1][k], -d, d).astype(jnp.result_type(float))
-
-        return fn
+    def switch(t, y, args, **kw):
+        """The first pair to cross: ``max_k s_k`` with ``s_k = Δ_k`` for a free pair, ``−Δ_k`` for
+        one in contact (``> 0`` once it has crossed). One condition for all pairs, not one per
+        pair: diffrax keeps only the first triggered condition of a list, in list order, so with
+        two pairs crossing in one step the later-listed but earlier crossing was found late (at
+        the other's time: 7e-5 s late for two points 1e-4 m apart in height)."""
+        q = y[0]
+        model, contact = args[0], args[4]  # from args: the event depends differentiably on them
+        d = _penetration(model, contact, q)  # all pairs' Δ, one jitted kinematics pass
+        # args[-1] = (memory, phase, offset); in the default float dtype, which diffrax's event
+        # root find mixes with Python floats (a float32 model under x64 would not match)
+        _, phase, offset = args[-1]
+        return jnp.max(jnp.where(phase, -d, d) - offset).astype(jnp.result_type(float))
 
     if events:
-        event = diffrax.Event(
-            [cond(k) for k in range(nc)] + [nonfinite],
-            root_finder=_event_root_finder(contact.event_time_tol, tdt),
-            direction=[True] * nc + [None],
-        )
+        event = diffrax.Event([switch, nonfinite], root_finder=_event_root_finder(contact.event_time_tol, tdt),
+                              direction=[True, None])
     else:
         event = diffrax.Event(nonfinite)
 
@@ -142,8 +141,17 @@ def simulate_compliant(system) -> Trajectory:
         t_s, y_s, phase, mem, done, out, out_mem, ev_t, ev_flip, impacts, n_ev, result, steps = carry
         t_start = jnp.where(done, t1, t_s)
         ts_seg = jnp.clip(ts, t_start, t1)
+        # the switch starts < 0: a pair flipped at this segment's start sits at its switch (± round-
+        # off), which would hide another pair's crossing in the first steps (the event needs a sign
+        # change from ≤ 0, and the bracket a negative start): such a pair's switch is moved to
+        # ``margin`` (16 ulp of a unit length) above where it starts, held without a tangent
+        d_s = _penetration(model, contact, y_s[0]) if events else jnp.zeros(nc, sdt)
+        s_s = jnp.where(phase, -d_s, d_s).astype(tdt)
+        margin = 16 * jnp.finfo(tdt).eps
+        offset = jax.lax.stop_gradient(jnp.where(s_s > -margin, s_s + margin, 0.0))
         sol = problem.solve(t_start, t1, None if dt0 is None else jnp.asarray(dt0, tdt), y_s,
-                            (model, loads, integrals, dynamics, contact, (mem, phase)), ts_seg, sensitivities=sensitivities)
+                            (model, loads, integrals, dynamics, contact, (mem, phase, offset)), ts_seg,
+                            sensitivities=sensitivities)
         ys_seg, y_end, t_end = sol.ys, sol.y_end, sol.t_end
         hit = sol.hit
         final = ~hit | (t_end >= t1)
@@ -156,13 +164,15 @@ def simulate_compliant(system) -> Trajectory:
         bad = nonfinite(None, y_end, None)
         flip = jnp.zeros(nc, bool)
         if events:
-            mask = sol.event_mask[:nc]
+            switched = sol.event_mask[0]
             q_e = normalize(model, y_end[0])
             cf = contact.forces(model, q_e, y_end[1], mem, y_end[3][1])
             tol = jnp.abs(cf.delta_dot) * 1e3 * contact.event_time_tol + 1e-14
             onset_near = (~phase) & (cf.delta > -tol) & (cf.delta_dot > 0)
             sep_near = phase & (cf.delta < tol) & (cf.delta_dot < 0)
-            flip = (jnp.stack(mask) | onset_near | sep_near) & hit & ~done & ~bad
+            # the pairs at their switch when the first one crossed (within tol: simultaneous ones too)
+            crossed = jnp.where(phase, cf.delta < tol, cf.delta > -tol)
+            flip = ((switched & crossed) | onset_near | sep_near) & hit & ~done & ~bad
             onset = flip & ~phase
             mem = jnp.where(onset, jnp.maximum(cf.delta_dot, contact.v_impact_min), mem)
             phase = phase ^ flip
