@@ -10,8 +10,8 @@ joint), normal contact forces, friction and the applied loads. ``T + V − ΣW``
 ``mode='events'``: the solve is a bounded loop (a ``lax.scan`` of ``max_events + 1`` segments,
 so it works under ``jit``, ``vmap`` and reverse-mode ``grad``). Each segment integrates until
 some pair's phase flips — onset (``Δ`` rises through 0 in flight) or separation (``Δ`` falls
-through 0 in contact) — located by a diffrax event with a Newton root find on the dense output
-(to ``event_time_tol``). There the phase is switched and, at onset, the impact memory
+through 0 in contact) — located by one diffrax event for all pairs, the earliest crossing found by
+bracketed Newton on the dense output (:mod:`.event_root`, to ``event_time_tol``). There the phase is switched and, at onset, the impact memory
 ``Δ̇⁽⁻⁾ = Δ̇(t_impact)`` stored; pairs whose crossing is due within ``event_time_tol`` (e.g. the
 mirror contact of a symmetric system) switch at the same event. The event time depends
 differentiably on the parameters (implicit function theorem in the root find), so gradients
