@@ -145,10 +145,12 @@ def simulate_compliant(system) -> Trajectory:
         # off), which would hide another pair's crossing in the first steps (the event needs a sign
         # change from ≤ 0, and the bracket a negative start): such a pair's switch is moved to
         # ``margin`` (16 ulp of a unit length) above where it starts, held without a tangent
-        d_s = _penetration(model, contact, y_s[0]) if events else jnp.zeros(nc, sdt)
-        s_s = jnp.where(phase, -d_s, d_s).astype(tdt)
-        margin = 16 * jnp.finfo(tdt).eps
-        offset = jax.lax.stop_gradient(jnp.where(s_s > -margin, s_s + margin, 0.0))
+        offset = jnp.zeros(nc, tdt)  # smooth mode: no switch condition
+        if events:
+            d_s = _penetration(model, contact, y_s[0])
+            s_s = jnp.where(phase, -d_s, d_s).astype(tdt)
+            margin = 16 * jnp.finfo(tdt).eps
+            offset = jax.lax.stop_gradient(jnp.where(s_s > -margin, s_s + margin, 0.0))
         sol = problem.solve(t_start, t1, None if dt0 is None else jnp.asarray(dt0, tdt), y_s,
                             (model, loads, integrals, dynamics, contact, (mem, phase, offset)), ts_seg,
                             sensitivities=sensitivities)
