@@ -6,7 +6,9 @@ Here the tree is resolved at trace time into *levels* (bodies of equal depth, as
 outward sweeps gather each level's parent values from the previous level with a static index,
 the inward sweeps add each level's messages to their parents' slots with static gathers (one
 per child rank, no scatter), and Featherstone's per-body formulas run as batched 6×6 products
-over the level. Joints of different sizes in one level share a padded motion subspace
+over the level. Terms that need no sweep (``c = cJ + v × vJ``, the bias forces ``v ×* I v``,
+RNEA's body forces ``I a + v ×* I v``) run once over all bodies, stored in level order so that a
+level's rows are a static slice. Joints of different sizes in one level share a padded motion subspace
 ``S`` [6, k_max] whose unused columns are zero; ``D`` gets ones on the padded diagonal, so
 their accelerations come out exactly zero and are dropped by the final gather.
 
@@ -85,6 +87,24 @@ def _level_subspaces(jd: JointData, lv: _Level, dtype):
     return jnp.stack(cols)
 
 
+def _outward_velocities(jd: JointData, levels, mv):
+    """The first outward pass of ABA and RNEA: body velocities level by level (``v_i = X_i v_λ(i)
+    + vJ_i``), then ``c_i = cJ_i + v_i × vJ_i`` for every body at once. Bodies are in level order
+    (root level first; ``cuts`` are the level boundaries), so a level's rows are a contiguous static
+    slice. Returns ``(order, cuts, Xs, vel, c)``; ``Xs`` per level, ``vel`` and ``c`` [nb, 6]."""
+    order = np.concatenate([lv.bodies for lv in levels]).astype(np.int32)
+    cuts = np.cumsum([0] + [len(lv.bodies) for lv in levels]).tolist()
+    X_all, vJ_all = jd.Xm[order], jd.vJ[order]
+    Xs = [X_all[lo:hi] for lo, hi in zip(cuts[:-1], cuts[1:])]
+    vel = []
+    for d, lv in enumerate(levels):
+        vJ = vJ_all[cuts[d]:cuts[d + 1]]
+        vel.append(vJ if lv.is_root else mv(Xs[d], _gather_parent(vel[d - 1], lv)) + vJ)
+    vel = jnp.concatenate(vel)
+    c = jd.cJ[order] + sp.cross_motion(vel, vJ_all)  # for a root v = vJ, so v × vJ = 0
+    return order, cuts, Xs, vel, c
+
+
 def _gather_parent(x, lv: _Level):
     return x[lv.parent_pos]
 
@@ -158,17 +178,14 @@ def articulated_body_algorithm_levels(model: Model, q, v, tau, f_ext=None, produ
     jd = JointData(model, q, v)
     Ib = body_spatial_inertias(model)
 
-    # pass 1: velocities, c = cJ + v × vJ, pA = v ×* I v − f_ext, level by level
-    L = []
-    for d, lv in enumerate(levels):
-        b = lv.bodies
-        X, vJ = jd.Xm[b], jd.vJ[b]
-        vel = vJ if lv.is_root else mv(X, _gather_parent(L[d - 1]["vel"], lv)) + vJ
-        I = Ib[b]
-        pA = sp.cross_force(vel, mv(I, vel))
-        if f_ext is not None:
-            pA = pA - f_ext[b]
-        L.append(dict(X=X, vel=vel, c=jd.cJ[b] + sp.cross_motion(vel, vJ), IA=I, pA=pA))
+    # pass 1: velocities and c = cJ + v × vJ; pA = v ×* I v − f_ext for every body at once
+    order, cuts, Xs, vel, c_all = _outward_velocities(jd, levels, mv)
+    I_all = Ib[order]
+    pA_all = sp.cross_force(vel, mv(I_all, vel))
+    if f_ext is not None:
+        pA_all = pA_all - f_ext[order]
+    L = [dict(X=Xs[d], c=c_all[lo:hi], IA=I_all[lo:hi], pA=pA_all[lo:hi])
+         for d, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:]))]
 
     # pass 2: articulated inertias, deepest level first; messages summed into the parents
     for d in reversed(range(len(levels))):
@@ -223,22 +240,22 @@ def inverse_dynamics_levels(model: Model, q, v, a, f_ext=None, products="dot"):
     Ib = body_spatial_inertias(model)
     a_p = jnp.concatenate([a, jnp.zeros(1, dt)])
     a0 = base_acceleration(model)
-    L = []
+    # velocities and c = cJ + v × vJ (as in ABA), accelerations level by level, then
+    # f = I a + v ×* I v − f_ext for every body at once
+    order, cuts, Xs, vel, c_all = _outward_velocities(jd, levels, mv)
+    acc, Ss = [], []
     for d, lv in enumerate(levels):
-        b = lv.bodies
-        X, vJ = jd.Xm[b], jd.vJ[b]
         S = _level_subspaces(jd, lv, dt) if lv.k else None
-        aJ = jd.cJ[b] + (mv(S, a_p[lv.v_idx]) if lv.k else 0.0)
-        if lv.is_root:
-            vel, acc = vJ, mv(X, jnp.broadcast_to(a0, (len(b), 6))) + aJ
-        else:
-            vel = mv(X, _gather_parent(L[d - 1]["vel"], lv)) + vJ
-            acc = mv(X, _gather_parent(L[d - 1]["acc"], lv)) + aJ + sp.cross_motion(vel, vJ)
-        I = Ib[b]
-        f = mv(I, acc) + sp.cross_force(vel, mv(I, vel))
-        if f_ext is not None:
-            f = f - f_ext[b]
-        L.append(dict(X=X, S=S, vel=vel, acc=acc, f=f))
+        aJ = c_all[cuts[d]:cuts[d + 1]] + (mv(S, a_p[lv.v_idx]) if lv.k else 0.0)
+        a_par = jnp.broadcast_to(a0, (len(lv.bodies), 6)) if lv.is_root else _gather_parent(acc[d - 1], lv)
+        acc.append(mv(Xs[d], a_par) + aJ)
+        Ss.append(S)
+    acc = jnp.concatenate(acc)
+    I_all = Ib[order]
+    f_all = mv(I_all, acc) + sp.cross_force(vel, mv(I_all, vel))
+    if f_ext is not None:
+        f_all = f_all - f_ext[order]
+    L = [dict(X=Xs[d], S=Ss[d], f=f_all[cuts[d]:cuts[d + 1]]) for d in range(len(levels))]
     taus = []
     for d in reversed(range(len(levels))):
         lv, st = levels[d], L[d]
