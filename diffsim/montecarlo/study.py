@@ -2,15 +2,25 @@
 
 Sample ``i`` draws every uncertain name ``j`` (in sorted name order) from
 ``fold_in(fold_in(key, i), j)``: a sample's draws, and hence its result, depend on ``(key, i)``
-only — not on the chunk size, the device count or which chunks were resumed. The simulated
-results are bit-identical across chunk sizes that are multiples of 8 (the automatic choice is one,
-when at least 8); XLA's CPU code computes the lanes beyond the last full SIMD vector of a batch
-with scalar instructions, so other chunk sizes agree to an ulp or so (measured: ≤ 9e-16 relative on
-the pendulum of ``tests/montecarlo/test_run.py``). A resumed study reuses its chunk size, so it is
-always bit-identical to an uninterrupted one. Each chunk of
-samples is one compiled ``vmap`` of ``draw → set_params → simulate → statistics``, sharded over
-the local devices along the batch axis (``jax.sharding.Mesh``/``NamedSharding``); only the
-per-sample statistics (and the status) travel back to the host.
+only — not on the chunk size, the device count or which chunks were resumed. Each chunk of
+samples is one compiled program of ``draw → set_params → simulate → statistics``, sharded over the
+local devices along the batch axis (``jax.sharding.Mesh``/``NamedSharding``); only the per-sample
+statistics (and the status) travel back to the host. On CPU devices (``batch_size="auto"``) each
+device runs its share as ``lax.map`` over blocks of :data:`CPU_BLOCK` samples (``shard_map``), the
+share padded to whole blocks: one ``vmap`` of thousands of samples streams every intermediate
+through memory, blocks stay in cache (S0, RK4: 1.9× less time per sample-step at a chunk of 1024 on
+two devices). Elsewhere a device's share is one ``vmap``.
+
+The simulated results are bit-identical across chunkings: every sample is computed by the same
+compiled block whatever the chunk size or the device count (tested on S0 with chunks of 1024 and
+256, whose single ``vmap`` — ``batch_size=None`` — differed in the last bit for 79 % of the samples:
+XLA's code for a ``vmap`` depends on its size). A share no larger than a block is one ``vmap`` of
+the share; shares that are multiples of 8 gave the bits of the blocks where measured (pendulum;
+S0 with shares of 16 … 64);
+otherwise XLA's CPU code computes the lanes beyond the last full SIMD vector with scalar
+instructions and results agree to an ulp or so (measured: ≤ 9e-16 relative on the pendulum of
+``tests/montecarlo/test_run.py``). A resumed study reuses its chunk and block sizes, so it is
+always bit-identical to an uninterrupted one.
 
 Several processes (hosts), after ``jax.distributed.initialize``: process ``p`` of ``P`` runs the
 chunks ``k ≡ p (mod P)`` on its own devices into the shared ``out`` directory; after a barrier
@@ -20,8 +30,8 @@ collectives (``jax.config.update("jax_cpu_collectives_implementation", "gloo")``
 initialising).
 
 With ``out=DIR`` every finished chunk is written (``chunks/chunk_<k>.npz``, by write-then-rename)
-after ``manifest.json`` (the study's identity: names, distributions, sample count, key, chunk size,
-statistics, code versions); a rerun of the same study skips the chunks on disk, and a different
+after ``manifest.json`` (the study's identity: names, distributions, sample count, key, chunk and block
+sizes, statistics, code versions); a rerun of the same study skips the chunks on disk, and a different
 study in the same directory is refused.
 """
 
@@ -53,6 +63,10 @@ from .distributions import AbstractDistribution, Samples, _sha1
 from .report import save_result
 
 PROBE = 64  # samples compiled once to measure the memory per sample when no chunk size is given
+#: samples vectorised together on each CPU device (``run(batch_size="auto")``): one ``vmap`` of a
+#: large chunk streams every intermediate of every kernel through memory; blocks of 128 stay in
+#: cache (S0, RK4: 1.4–1.6× less time per sample-step at chunks of 2048; ``benchmarks/bench_montecarlo.py``)
+CPU_BLOCK = 128
 SIMD = 8  # lanes: chunk sizes that are multiples of it give bit-identical results on CPU (module doc)
 
 
@@ -100,9 +114,45 @@ class _Study(eqx.Module):
 
 
 @eqx.filter_jit
-def _run_chunk(study: _Study, idx):
-    """Every sample of a chunk: one compiled ``vmap`` (sharded like ``idx``)."""
-    return jax.vmap(study.one)(idx)
+def _run_chunk(study: _Study, idx, block=None, mesh=None):
+    """Every sample of a chunk, compiled once: one ``vmap`` sharded like ``idx``; with ``block``
+    (static), each device's share runs as ``lax.map`` over blocks of ``block`` samples
+    (``shard_map`` over ``mesh``)."""
+    if block is None:
+        return jax.vmap(study.one)(idx)
+    dyn, static = eqx.partition(study, eqx.is_array)
+
+    def share(dyn, ix):
+        one = eqx.combine(dyn, static).one
+        return jax.vmap(one)(ix) if ix.shape[0] <= block else jax.lax.map(one, ix, batch_size=block)
+
+    if mesh is None:
+        return share(dyn, idx)
+    # check_vma=False: every device runs its own samples (nothing is reduced across devices), and
+    # the solvers' loops carry values that start replicated and become per-device
+    return jax.shard_map(share, mesh=mesh, in_specs=(PartitionSpec(), PartitionSpec("batch")),
+                         out_specs=PartitionSpec("batch"), check_vma=False)(dyn, idx)
+
+
+def _block(batch_size, devices):
+    """The samples vectorised together per device: ``"auto"`` is :data:`CPU_BLOCK` on CPU devices
+    and the whole share elsewhere (``None``)."""
+    if batch_size == "auto":
+        return CPU_BLOCK if all(d.platform == "cpu" for d in devices) else None
+    if batch_size is None:
+        return None
+    if not isinstance(batch_size, (int, np.integer)) or isinstance(batch_size, bool) or batch_size < 1:
+        raise MonteCarloError(f"batch_size must be a positive integer, None or 'auto', got {batch_size!r}")
+    return int(batch_size)
+
+
+def _padded_length(chunk_size, n_dev, block):
+    """A chunk's length on the devices: ``chunk_size``, or with blocks, each device's share rounded
+    up to a multiple of ``block`` (so that every sample runs in a block of exactly that size)."""
+    share = chunk_size // n_dev
+    if block is None or share <= block:
+        return chunk_size
+    return n_dev * -(-share // block) * block
 
 
 def _resolve(system, distributions, n_samples):
@@ -158,8 +208,10 @@ def _indices(idx, mesh):
     return idx if mesh is None else jax.device_put(idx, NamedSharding(mesh, PartitionSpec("batch")))
 
 
-def _choose_chunk(study, mesh, n_samples, n_dev, budget):
-    """Chunk size from the compiled memory of a probe chunk (temporaries + outputs per sample)."""
+def _choose_chunk(study, mesh, n_samples, n_dev, budget, block=None):
+    """Chunk size from the compiled memory of a probe chunk (temporaries + outputs per sample; an
+    upper bound with blocks, whose temporaries are those of one block); with blocks, a multiple of
+    ``n_dev × block`` when larger."""
     probe = min(PROBE, n_samples)
     probe = max(n_dev, probe - probe % n_dev)
     compiled = _run_chunk.lower(study, _indices(np.arange(probe), mesh)).compile()
@@ -172,15 +224,17 @@ def _choose_chunk(study, mesh, n_samples, n_dev, budget):
     c = int(budget // per)
     c = max(n_dev, min(c, n_samples + (-n_samples) % n_dev))
     lanes = SIMD * n_dev // math.gcd(SIMD, n_dev)  # bit-identical results across chunkings (module doc)
+    if block is not None and c >= n_dev * block:
+        lanes = n_dev * block  # no padding to whole blocks
     return (c - c % lanes if c >= lanes else c - c % n_dev), per
 
 
-def _identity(names, dists, n_samples, key, chunk_size, statistics):
+def _identity(names, dists, n_samples, key, chunk_size, statistics, block=None):
     return {"names": names, "distributions": {n: dists[n].describe() for n in names}, "n_samples": int(n_samples),
             "key": np.asarray(jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
                               else key).tolist(),
             "chunk_size": int(chunk_size),
-            "statistics": getattr(statistics, "__qualname__", repr(statistics))}
+            "statistics": getattr(statistics, "__qualname__", repr(statistics)), "batch_size": block}
 
 
 def _atomic_write(path: Path, write):
@@ -269,7 +323,8 @@ class MonteCarloResult:
 @full_precision
 def run(system: System, distributions: Mapping[str, AbstractDistribution], n_samples: int,
         statistics: Callable | None = None, *, key=None, chunk_size: int | None = None, devices=None, out=None,
-        progress: bool = True, memory_budget: float = 2.0**30, indices=None, order=None) -> MonteCarloResult:
+        progress: bool = True, memory_budget: float = 2.0**30, indices=None, order=None,
+        batch_size: int | str | None = "auto") -> MonteCarloResult:
     """Run ``n_samples`` simulations of ``system`` with the named parameters drawn from
     ``distributions`` (module docstring).
 
@@ -295,6 +350,11 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
             ``experiments/montecarlo_s1_drop.py`` measured the step efficiency 0.74 → 0.86).
             Results come back in sample order and do not depend on it beyond rounding
             (bit-identical on CPU for chunk sizes that are multiples of 8).
+        batch_size: samples vectorised together on each device: each device's share of a chunk
+            runs as ``lax.map`` over blocks of this many (padded to a multiple; the results do
+            not depend on the chunk size or the device count, module docstring). ``"auto"``:
+            :data:`CPU_BLOCK` (128) on CPU devices, where one ``vmap`` of a large share runs out
+            of cache; the whole share (``None``) on GPUs.
     """
     key = jax.random.PRNGKey(0) if key is None else key
     names, shapes = _resolve(system, distributions, n_samples)
@@ -306,9 +366,10 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     devices = list(jax.local_devices() if devices is None else devices)
     n_dev = len(devices)
     mesh = Mesh(np.array(devices), ("batch",)) if n_dev > 1 else None
+    block = _block(batch_size, devices)
     per = None
     if chunk_size is None:
-        chunk_size, per = _choose_chunk(study, mesh, n_samples, n_dev, memory_budget)
+        chunk_size, per = _choose_chunk(study, mesh, n_samples, n_dev, memory_budget, block)
     chunk_size = int(chunk_size)
     if chunk_size < 1 or chunk_size % n_dev:
         raise MonteCarloError(f"chunk_size must be a positive multiple of the device count {n_dev}, got {chunk_size}")
@@ -318,6 +379,7 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     if order is not None:
         all_idx = all_idx[_sorted_by_cost(study, order, n_samples, all_idx)]
     chunks = [all_idx[k:k + chunk_size] for k in range(0, all_idx.size, chunk_size)]
+    n_pad = _padded_length(chunk_size, n_dev, block)
 
     out = None if out is None else Path(out)
     n_proc, proc = jax.process_count(), jax.process_index()
@@ -327,7 +389,7 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     if out is not None and indices is not None:
         raise MonteCarloError("indices (a rerun of chosen samples) runs in memory: leave out= unset")
     if out is not None:
-        ident = _identity(names, distributions, n_samples, key, chunk_size, statistics)
+        ident = _identity(names, distributions, n_samples, key, chunk_size, statistics, block)
         if order is not None:
             ident["order"] = _sha1(all_idx)
         _open_dir(out, ident)
@@ -347,8 +409,8 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
             results.append(_read_chunk(path))
             n_resumed += 1
         else:
-            padded = np.concatenate([idx, np.full(chunk_size - idx.size, idx[-1])]) if idx.size < chunk_size else idx
-            draws, stats, status = jax.device_get(_run_chunk(study, _indices(padded, mesh)))
+            padded = np.concatenate([idx, np.full(n_pad - idx.size, idx[-1])]) if idx.size < n_pad else idx
+            draws, stats, status = jax.device_get(_run_chunk(study, _indices(padded, mesh), block, mesh))
             n = idx.size
             res = ({k2: np.asarray(v)[:n] for k2, v in draws.items()},
                    {k2: np.asarray(v)[:n] for k2, v in stats.items()}, np.asarray(status)[:n], idx)
