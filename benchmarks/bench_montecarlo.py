@@ -12,7 +12,8 @@ Throughput (S0 dual-arm robot with the follower forces, float64, classical RK4, 
 * ``diffsim montecarlo.run, D CPU devices``: the same study sharded over ``D = --cpu-devices``
   CPU devices of this process (default ``os.cpu_count()``; ``jax_num_cpu_devices``), i.e. one
   XLA CPU thread per core as MuJoCo's thread pool has one C thread per core; the two rows above
-  run on the first device alone;
+  run on the first device alone. Each device runs its share in blocks of 128 samples (``mc.run``'s
+  CPU default); ``…, one vmap per device`` is the same with ``batch_size=None``;
 * ``mujoco.rollout``: ``mjINT_RK4`` in C with a thread pool of ``os.cpu_count()`` threads.
 
 Reported per sample-step (µs), timed after compilation, rounds interleaved, median of rounds.
@@ -78,16 +79,16 @@ def s0_system(steps, dtype=None):
                      t1=steps * DT, solver="rk4", dt0=DT, saveat=2, max_steps=steps + 8)
 
 
-def mc_case(n, steps, devices=None, dtype=None):
+def mc_case(n, steps, devices=None, dtype=None, batch_size="auto"):
     """A callable running an S0 mass-uncertainty study of ``n`` samples in one chunk, sharded over
-    ``devices`` (default: all local devices)."""
+    ``devices`` (default: all local devices), ``batch_size`` as in ``mc.run``."""
     import diffsim as ds
     from diffsim import montecarlo as mc
 
     s = s0_system(steps, dtype)
     dists = {k: mc.Normal(float(ds.get_param(s, k)), 0.05 * float(ds.get_param(s, k)))
              for k in ds.param_names(s) if k.endswith(".mass") and ".a" in k}
-    return lambda: mc.run(s, dists, n, chunk_size=n, devices=devices, progress=False)
+    return lambda: mc.run(s, dists, n, chunk_size=n, devices=devices, progress=False, batch_size=batch_size)
 
 
 def main():
@@ -162,6 +163,8 @@ def main():
         if n_dev > 1:
             peers[sharded] = mc_case(B, steps)
             peers[sharded]()  # compile
+            peers[sharded + ", one vmap per device"] = mc_case(B, steps, batch_size=None)
+            peers[sharded + ", one vmap per device"]()
         times = {k: [] for k in peers}
         for _ in range(args.rounds):
             order = list(peers)

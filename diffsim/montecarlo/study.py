@@ -8,8 +8,8 @@ local devices along the batch axis (``jax.sharding.Mesh``/``NamedSharding``); on
 statistics (and the status) travel back to the host. On CPU devices (``batch_size="auto"``) each
 device runs its share as ``lax.map`` over blocks of :data:`CPU_BLOCK` samples (``shard_map``), the
 share padded to whole blocks: one ``vmap`` of thousands of samples streams every intermediate
-through memory, blocks stay in cache (S0, RK4: 1.9× less time per sample-step at a chunk of 1024 on
-two devices). Elsewhere a device's share is one ``vmap``.
+through memory, blocks stay in cache (S0, RK4, two CPU devices: 1.3× less time per sample-step at
+a chunk of 1024, 1.7× at 4096; ``benchmarks/results/montecarlo_cpu_blocks.json``). Elsewhere a device's share is one ``vmap``.
 
 The simulated results are bit-identical across chunkings: every sample is computed by the same
 compiled block whatever the chunk size or the device count (tested on S0 with chunks of 1024 and
@@ -65,7 +65,8 @@ from .report import save_result
 PROBE = 64  # samples compiled once to measure the memory per sample when no chunk size is given
 #: samples vectorised together on each CPU device (``run(batch_size="auto")``): one ``vmap`` of a
 #: large chunk streams every intermediate of every kernel through memory; blocks of 128 stay in
-#: cache (S0, RK4: 1.4–1.6× less time per sample-step at chunks of 2048; ``benchmarks/bench_montecarlo.py``)
+#: cache (S0, RK4, two devices: 1.3× / 1.7× less time per sample-step at chunks of 1024 / 4096;
+#: ``benchmarks/bench_montecarlo.py``)
 CPU_BLOCK = 128
 SIMD = 8  # lanes: chunk sizes that are multiples of it give bit-identical results on CPU (module doc)
 
