@@ -9,7 +9,8 @@ statistics (and the status) travel back to the host. On CPU devices (``batch_siz
 device runs its share as ``lax.map`` over blocks of :data:`CPU_BLOCK` samples (``shard_map``), the
 share padded to whole blocks: one ``vmap`` of thousands of samples streams every intermediate
 through memory, blocks stay in cache (S0, RK4, two CPU devices: 1.3× less time per sample-step at
-a chunk of 1024, 1.7× at 4096; ``benchmarks/results/montecarlo_cpu_blocks.json``). Elsewhere a device's share is one ``vmap``.
+a chunk of 1024, 1.7× at 4096; ``benchmarks/results/montecarlo_cpu_blocks.json``). Elsewhere a
+device's share is one ``vmap``.
 
 The simulated results are bit-identical across chunkings: every sample is computed by the same
 compiled block whatever the chunk size or the device count (tested on S0 with chunks of 1024 and
