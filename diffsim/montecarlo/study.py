@@ -7,20 +7,19 @@ samples is one compiled program of ``draw → set_params → simulate → statis
 local devices along the batch axis (``jax.sharding.Mesh``/``NamedSharding``); only the per-sample
 statistics (and the status) travel back to the host. On CPU devices (``batch_size="auto"``) each
 device runs its share as ``lax.map`` over blocks of :data:`CPU_BLOCK` samples (``shard_map``), the
-share padded to whole blocks: one ``vmap`` of thousands of samples streams every intermediate
-through memory, blocks stay in cache (S0, RK4, two CPU devices: 1.3× less time per sample-step at
-a chunk of 1024, 1.7× at 4096; ``benchmarks/results/montecarlo_cpu_blocks.json``). Elsewhere a
-device's share is one ``vmap``.
+share padded to whole blocks. That is faster than one ``vmap`` of thousands of samples, the more so
+the larger the chunk, as if the large ``vmap``'s intermediates left the cache (S0, RK4, two CPU
+devices: 1.3× less time per sample-step at a chunk of 1024, 1.7× at 4096;
+``benchmarks/results/montecarlo_cpu_blocks.json``). Elsewhere a device's share is one ``vmap``.
 
 The simulated results are bit-identical across chunkings: every sample is computed by the same
 compiled block whatever the chunk size or the device count (tested on S0 with chunks of 1024 and
 256, whose single ``vmap`` — ``batch_size=None`` — differed in the last bit for 79 % of the samples:
 XLA's code for a ``vmap`` depends on its size). A share no larger than a block is one ``vmap`` of
 the share; shares that are multiples of 8 gave the bits of the blocks where measured (pendulum;
-S0 with shares of 16 … 64);
-otherwise XLA's CPU code computes the lanes beyond the last full SIMD vector with scalar
-instructions and results agree to an ulp or so (measured: ≤ 9e-16 relative on the pendulum of
-``tests/montecarlo/test_run.py``). A resumed study reuses its chunk and block sizes, so it is
+S0 with shares of 16 … 64); otherwise XLA's CPU code computes the lanes beyond the last full SIMD
+vector with scalar instructions and results agree to an ulp or so (measured: ≤ 9e-16 relative on
+the pendulum of ``tests/montecarlo/test_run.py``). A resumed study reuses its chunk and block sizes, so it is
 always bit-identical to an uninterrupted one.
 
 Several processes (hosts), after ``jax.distributed.initialize``: process ``p`` of ``P`` runs the
@@ -64,10 +63,9 @@ from .distributions import AbstractDistribution, Samples, _sha1
 from .report import save_result
 
 PROBE = 64  # samples compiled once to measure the memory per sample when no chunk size is given
-#: samples vectorised together on each CPU device (``run(batch_size="auto")``): one ``vmap`` of a
-#: large chunk streams every intermediate of every kernel through memory; blocks of 128 stay in
-#: cache (S0, RK4, two devices: 1.3× / 1.7× less time per sample-step at chunks of 1024 / 4096;
-#: ``benchmarks/bench_montecarlo.py``)
+#: samples vectorised together on each CPU device (``run(batch_size="auto")``): faster than one
+#: ``vmap`` of a large chunk (S0, RK4, two devices: 1.3× / 1.7× less time per sample-step at chunks
+#: of 1024 / 4096; ``benchmarks/bench_montecarlo.py``)
 CPU_BLOCK = 128
 SIMD = 8  # lanes: chunk sizes that are multiples of it give bit-identical results on CPU (module doc)
 
@@ -355,8 +353,8 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
         batch_size: samples vectorised together on each device: each device's share of a chunk
             runs as ``lax.map`` over blocks of this many (padded to a multiple; the results do
             not depend on the chunk size or the device count, module docstring). ``"auto"``:
-            :data:`CPU_BLOCK` (128) on CPU devices, where one ``vmap`` of a large share runs out
-            of cache; the whole share (``None``) on GPUs.
+            :data:`CPU_BLOCK` (128) on CPU devices, where one ``vmap`` of a large share is slower
+            (module docstring); the whole share (``None``) on GPUs.
     """
     key = jax.random.PRNGKey(0) if key is None else key
     names, shapes = _resolve(system, distributions, n_samples)
