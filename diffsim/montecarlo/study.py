@@ -214,7 +214,8 @@ def _choose_chunk(study, mesh, n_samples, n_dev, budget, block=None):
     ``n_dev × block`` when larger."""
     probe = min(PROBE, n_samples)
     probe = max(n_dev, probe - probe % n_dev)
-    compiled = _run_chunk.lower(study, _indices(np.arange(probe), mesh)).compile()
+    # with the run's block and mesh: for a study no larger than the probe, the program it will run
+    compiled = _run_chunk.lower(study, _indices(np.arange(probe), mesh), block, mesh).compile()
     ma = compiled.compiled.memory_analysis()  # equinox's Compiled wraps jax's
     per = None
     if ma is not None:
