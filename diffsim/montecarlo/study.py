@@ -67,7 +67,7 @@ PROBE = 64  # samples compiled once to measure the memory per sample when no chu
 #: ``vmap`` of a large chunk (S0, RK4, two devices: 1.3× / 1.7× less time per sample-step at chunks
 #: of 1024 / 4096; ``benchmarks/bench_montecarlo.py``)
 CPU_BLOCK = 128
-SIMD = 8  # lanes: chunk sizes that are multiples of it give bit-identical results on CPU (module doc)
+SIMD = 8  # lanes: a share no larger than a block gives the blocks' bits when a multiple of it (module doc)
 
 
 class MonteCarloError(ValueError):
@@ -350,7 +350,7 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
             (e.g. ``lambda d: -d["q0.base"][:, 1]`` by drop height on S1:
             ``experiments/montecarlo_s1_drop.py`` measured the step efficiency 0.74 → 0.86).
             Results come back in sample order and do not depend on it beyond rounding
-            (bit-identical on CPU for chunk sizes that are multiples of 8).
+            (bit-identical on CPU with blocks; module docstring).
         batch_size: samples vectorised together on each device: each device's share of a chunk
             runs as ``lax.map`` over blocks of this many (padded to a multiple; the results do
             not depend on the chunk size or the device count, module docstring). ``"auto"``:
