@@ -242,28 +242,48 @@ def _fd_residuals_jvp(primals, tangents):
     return r, t_r
 
 
+def gated_jacobian(r_primal, bound, jacobian, n_params):
+    """``(J, r)``: ``jacobian()`` (its Jacobian and residuals) when the cost ``½‖r_primal‖²`` is at
+    most ``bound``, else zeros and ``r_primal`` (a point the trust region rejects: its Jacobian is
+    never read). See :func:`_dense_residuals_jvp`."""
+    def without():
+        return jnp.zeros((r_primal.size, n_params), r_primal.dtype), r_primal
+    return jax.lax.cond(0.5 * jnp.sum(r_primal**2) <= bound, jacobian, without)
+
+
 @eqx.filter_custom_jvp
-def _dense_residuals(theta, res: Residuals, data):
+def _dense_residuals(theta, res: Residuals, data, bound):
     return res.evaluate(theta, data)[0]
 
 
 @_dense_residuals.def_jvp
 def _dense_residuals_jvp(primals, tangents):
     """``r`` and ``J t`` with ``J = ∂r/∂θ`` materialised by ``jax.jacfwd`` (one simulation with a
-    batch of ``P`` tangents, the primal from the same pass). The tangent is linear in ``t`` with
-    ``J`` a known value, so optimistix's ``jax.linearize`` keeps only the product ``J t`` in its
-    linear function: without this rule the linear function holds the JVP of the whole
-    simulation (a ``while_loop`` cannot be split into known and tangent parts), which the
-    Levenberg–Marquardt descent then re-runs for every column it materialises and which XLA
-    compiles several times over (measured: README, mode-shape fitting)."""
-    theta, res, data = primals
-    t_theta, _, t_data = tangents
+    batch of ``P`` tangents). The tangent is linear in ``t`` with ``J`` a known value, so
+    optimistix's ``jax.linearize`` keeps only the product ``J t`` in its linear function: without
+    this rule the linear function holds the JVP of the whole simulation (a ``while_loop`` cannot be
+    split into known and tangent parts), which the Levenberg–Marquardt descent then re-runs for
+    every column it materialises and which XLA compiles several times over (measured: README,
+    mode-shape fitting).
+
+    ``J`` is computed only where the trust region can accept the point: when the cost ``½‖r‖²``
+    is above ``bound`` (:meth:`LevenbergMarquardt.step`: the accepted cost plus the reduction the
+    search asks for) the step is rejected and its Jacobian never read, so it is returned as zeros
+    after the primal solve alone. A rejected trial then costs one simulation instead of the
+    sensitivity solve (~13 simulations on the ball drop, more where a trial is stiff). Where
+    ``J`` is computed, the residuals returned are those of its run: when the sensitivity solve
+    fails (its error control covers the tangents too: a trial with the ball's K at 1e19 N/m^1.5
+    solves alone in 0.03 s and with its tangents reaches max_steps), they are
+    :data:`FAILED_RESIDUAL` and the search rejects the point, instead of accepting it with a
+    zero Jacobian (a zero step, taken for convergence)."""
+    theta, res, data, bound = primals
+    t_theta, _, t_data, _ = tangents
 
     def r_of(th):
         r = res.evaluate(th, data)[0]
         return r, r
 
-    J, r = jax.jacfwd(r_of, has_aux=True)(theta)
+    J, r = gated_jacobian(r_of(theta)[0], bound, lambda: jax.jacfwd(r_of, has_aux=True)(theta), theta.size)
     t_r = jnp.zeros_like(r) if t_theta is None else J @ t_theta
     if t_data is not None:
         t_r = t_r + _data_tangent(res, theta, data, t_data)
@@ -271,17 +291,19 @@ def _dense_residuals_jvp(primals, tangents):
 
 
 def _solver_residuals(residuals: Residuals):
-    """The residual function the solver linearises: with ``"fwd"`` Jacobians the dense rule above."""
+    """The residual function the solver linearises, of ``(θ, (data, bound))``: with ``"fwd"``
+    Jacobians the dense rule above (``bound`` gates its Jacobian)."""
     if residuals.jacobian == "fwd":
-        return lambda theta, data: _dense_residuals(theta, residuals, data)
-    return residuals
+        return lambda theta, args: _dense_residuals(theta, residuals, args[0], args[1])
+    return lambda theta, args: residuals(theta, args[0])
 
 
 def _solve(inputs):
     """Primal of the implicit function: the Levenberg–Marquardt solve (keeps the best iterate)."""
     residuals, data, theta0, solver, max_steps, jacobian = inputs
     jac = "bwd" if jacobian == "bwd" else "fwd"
-    sol = optx.least_squares(_solver_residuals(residuals), solver, theta0, args=data, options={"jac": jac},
+    args = (data, jnp.asarray(jnp.inf, theta0.dtype))
+    sol = optx.least_squares(_solver_residuals(residuals), solver, theta0, args=args, options={"jac": jac},
                              max_steps=max_steps, throw=False)
     return sol.value, (sol.result == optx.RESULTS.successful, sol.stats["num_steps"])
 
@@ -388,16 +410,35 @@ class LevenbergMarquardt(optx.LevenbergMarquardt):
     (about its tolerance / σ per sample), so near the optimum that test holds only once the trust
     region has shrunk until a step changes nothing: the ball fit of
     ``benchmarks/bench_identify.py`` reached its optimum (cost to 1e-10) at step 8 and then took
-    33 more steps, most of them rejected."""
+    33 more steps, most of them rejected.
+
+    ``gate_jacobian=True`` (the estimator's forward-mode fits): ``args`` is ``(data, bound)`` and
+    every step passes the acceptance bound of the point it evaluates, so the residuals' rule
+    computes the Jacobian only where the step can be accepted (:func:`gated_jacobian`)."""
+
+    gate_jacobian: bool = eqx.field(static=True, default=False)
+
+    def __init__(self, rtol, atol, gate_jacobian=False, **kwargs):
+        super().__init__(rtol, atol, **kwargs)
+        self.gate_jacobian = gate_jacobian
 
     def step(self, fn, y, args, options, state, tags):
+        c = 0.5 * jnp.sum(state.f_info.residual ** 2)
+        if self.gate_jacobian:
+            # ``args = (data, bound)``: the point this step evaluates is accepted iff its cost is
+            # at most ``bound`` (optimistix's ClassicalTrustRegion: C_eval − C ≤ low_cutoff ·
+            # predicted reduction; always on the first step). ``bound`` rides to the residuals'
+            # rule (:func:`gated_jacobian`), which skips the Jacobian above it; the margin 1e-10 C
+            # covers a different rounding of the same sums there.
+            search = self.search
+            bound = c + search.low_cutoff * search.predict_reduction(state.y_eval - y, state.f_info) + 1e-10 * c
+            args = (args[0], jnp.where(state.first_step, jnp.inf, bound))
         y_new, new_state, aux = super().step(fn, y, args, options, state, tags)
         # θ and r are flat arrays here; state.y_eval is the point this step evaluated. A rejected
         # step leaves the accepted residuals as they were, so its cost change is zero.
         step_small = self.norm(jnp.abs(state.y_eval - y) / (self.atol + self.rtol * jnp.abs(y))) <= 1
-        cost_prev = 0.5 * jnp.sum(state.f_info.residual ** 2)
         cost = 0.5 * jnp.sum(new_state.f_info.residual ** 2)
-        cost_small = jnp.abs(cost_prev - cost) <= self.atol + self.rtol * cost_prev
+        cost_small = jnp.abs(c - cost) <= self.atol + self.rtol * c
         stop = ~state.first_step & step_small & cost_small
         return y_new, eqx.tree_at(lambda s: s.terminate, new_state, stop), aux
 
@@ -413,5 +454,5 @@ def estimator(params: Sequence[Param], preps: Sequence[Prepared], *, rtol=1e-8, 
                     sigma=[{ch: jnp.asarray(p.exp.sigma[ch], dtype) for ch in p.channels} for p in preps],
                     preps=tuple(preps), layout=layout, jacobian=jacobian)
     data = [{ch: jnp.asarray(p.exp.data[ch], dtype) for ch in p.channels} for p in preps]
-    solver = optx.BestSoFarLeastSquares(LevenbergMarquardt(rtol=rtol, atol=atol))
+    solver = optx.BestSoFarLeastSquares(LevenbergMarquardt(rtol=rtol, atol=atol, gate_jacobian=jacobian == "fwd"))
     return Estimator(res, data, jnp.asarray(layout.theta0(), dtype), solver, int(max_steps))

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from diffsim.identify.estimator import LevenbergMarquardt
+from diffsim.identify.estimator import LevenbergMarquardt, gated_jacobian
 
 RNG = np.random.default_rng(3)
 A = jnp.asarray(RNG.standard_normal((40, 2)) * [1.0, 30.0])
@@ -44,7 +44,7 @@ def test_stops_at_the_optimum_of_noisy_residuals():
     assert int(stock.stats["num_steps"]) > int(sol.stats["num_steps"])
 
 
-def rosenbrock(theta, _):
+def rosenbrock(theta, _=None):
     """Rosenbrock's valley as least squares (optimum (1, 1), cost 0), with the same jitter."""
     r = jnp.array([10.0 * (theta[1] - theta[0] ** 2), 1.0 - theta[0]])
     return r + jax.lax.stop_gradient(1e-9 * jnp.sin(1e7 * theta[0] + jnp.arange(2.0)))
@@ -58,3 +58,52 @@ def test_does_not_stop_on_a_rejected_step_far_from_the_optimum():
                              max_steps=200, throw=False)
     assert sol.result == optx.RESULTS.successful
     np.testing.assert_allclose(sol.value, [1.0, 1.0], rtol=0, atol=1e-7)
+
+
+def test_jacobian_is_computed_only_where_the_step_can_be_accepted():
+    """The estimator's residual rule (``gated_jacobian``) skips the Jacobian where the cost is above
+    the bound that :class:`LevenbergMarquardt` passes it (the trust region's acceptance test):
+    along Rosenbrock's valley from (−1.2, 1) the gated solve takes exactly the path of the ungated
+    one (every point and step count equal), with one Jacobian per accepted point and none at a
+    rejected one."""
+    calls = []
+
+    @jax.custom_jvp
+    def gated(theta, bound):
+        return rosenbrock(theta, None)
+
+    @gated.defjvp
+    def gated_jvp(primals, tangents):
+        theta, bound = primals
+
+        def jacobian():
+            jax.debug.callback(lambda: calls.append(1))
+            return jax.jacfwd(lambda th: rosenbrock(th, None))(theta), rosenbrock(theta, None)
+
+        J, r = gated_jacobian(rosenbrock(theta, None), bound, jacobian, theta.size)
+        return r, J @ tangents[0]
+
+    def run(fn, gate):
+        return optx.least_squares(fn, LevenbergMarquardt(rtol=1e-8, atol=1e-10, gate_jacobian=gate),
+                                  jnp.array([-1.2, 1.0]), args=(None, jnp.asarray(jnp.inf)), max_steps=200,
+                                  throw=False)
+
+    ungated = run(lambda th, args: rosenbrock(th), False)
+    sol = run(lambda th, args: gated(th, args[1]), True)
+    assert sol.result == optx.RESULTS.successful
+    assert int(sol.stats["num_steps"]) == int(ungated.stats["num_steps"])
+    np.testing.assert_array_equal(sol.value, ungated.value)
+    # one Jacobian per accepted point (the first included), none at a rejected one
+    assert len(calls) == int(ungated.state.num_accepted_steps) < int(sol.stats["num_steps"])
+
+
+def test_gated_jacobian_returns_the_jacobian_runs_residuals():
+    """Below the bound the Jacobian's own run decides the residuals (a failed sensitivity solve
+    makes the point a failure, which the search rejects); above it, zeros and the primal residuals."""
+    r = jnp.array([1.0, 2.0])
+    failed = (jnp.ones((2, 3)), jnp.full(2, 1e12))
+    J, rr = gated_jacobian(r, 2.5, lambda: failed, 3)
+    np.testing.assert_array_equal(rr, failed[1])
+    J, rr = gated_jacobian(r, 2.4, lambda: failed, 3)
+    np.testing.assert_array_equal(J, jnp.zeros((2, 3)))
+    np.testing.assert_array_equal(rr, r)
