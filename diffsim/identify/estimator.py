@@ -243,12 +243,17 @@ def _fd_residuals_jvp(primals, tangents):
 
 
 def gated_jacobian(r_primal, bound, jacobian, n_params):
-    """``(J, r)``: ``jacobian()`` (its Jacobian and residuals) when the cost ``½‖r_primal‖²`` is at
-    most ``bound``, else zeros and ``r_primal`` (a point the trust region rejects: its Jacobian is
-    never read). See :func:`_dense_residuals_jvp`."""
+    """``(J, r)``: when the cost ``½‖r_primal‖²`` is at most ``bound``, the Jacobian of
+    ``jacobian() -> (J, r_J)`` and ``r_primal`` (``r_J`` where its run failed: every entry
+    :data:`FAILED_RESIDUAL`); above ``bound`` zeros and ``r_primal`` (a point the trust region
+    rejects: its Jacobian is never read). See :func:`_dense_residuals_jvp`."""
+    def with_jacobian():
+        J, r = jacobian()
+        return J, jnp.where(jnp.any(r == FAILED_RESIDUAL), r, r_primal)
+
     def without():
         return jnp.zeros((r_primal.size, n_params), r_primal.dtype), r_primal
-    return jax.lax.cond(0.5 * jnp.sum(r_primal**2) <= bound, jacobian, without)
+    return jax.lax.cond(0.5 * jnp.sum(r_primal**2) <= bound, with_jacobian, without)
 
 
 @eqx.filter_custom_jvp
@@ -270,12 +275,15 @@ def _dense_residuals_jvp(primals, tangents):
     is above ``bound`` (:meth:`LevenbergMarquardt.step`: the accepted cost plus the reduction the
     search asks for) the step is rejected and its Jacobian never read, so it is returned as zeros
     after the primal solve alone. A rejected trial then costs one simulation instead of the
-    sensitivity solve (~13 simulations on the ball drop, more where a trial is stiff). Where
-    ``J`` is computed, the residuals returned are those of its run: when the sensitivity solve
-    fails (its error control covers the tangents too: a trial with the ball's K at 1e19 N/m^1.5
-    solves alone in 0.03 s and with its tangents reaches max_steps), they are
-    :data:`FAILED_RESIDUAL` and the search rejects the point, instead of accepting it with a
-    zero Jacobian (a zero step, taken for convergence)."""
+    sensitivity solve (~13 simulations on the ball drop, more where a trial is stiff). The
+    residuals are always the primal solve's, so the search sees one function whether or not the
+    Jacobian was computed (the sensitivity run takes other steps: its residuals differ at the
+    solver's round-off, and mixing the two took the ball fit of ``benchmarks/bench_identify.py``
+    from 9 to 26 iterations at the noise floor). Only when the sensitivity solve fails (its error
+    control covers the tangents too: a trial with the ball's K at 1e19 N/m^1.5 solves alone in
+    0.03 s and with its tangents reaches max_steps) are they :data:`FAILED_RESIDUAL`, and the
+    search rejects the point, instead of accepting it with a zero Jacobian (a zero step, taken
+    for convergence)."""
     theta, res, data, bound = primals
     t_theta, _, t_data, _ = tangents
 

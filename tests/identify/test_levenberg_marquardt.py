@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from diffsim.identify.estimator import LevenbergMarquardt, gated_jacobian
+from diffsim.identify.estimator import FAILED_RESIDUAL, LevenbergMarquardt, gated_jacobian
 
 RNG = np.random.default_rng(3)
 A = jnp.asarray(RNG.standard_normal((40, 2)) * [1.0, 30.0])
@@ -97,11 +97,16 @@ def test_jacobian_is_computed_only_where_the_step_can_be_accepted():
     assert len(calls) == int(ungated.state.num_accepted_steps) < int(sol.stats["num_steps"])
 
 
-def test_gated_jacobian_returns_the_jacobian_runs_residuals():
-    """Below the bound the Jacobian's own run decides the residuals (a failed sensitivity solve
-    makes the point a failure, which the search rejects); above it, zeros and the primal residuals."""
+def test_gated_jacobian_keeps_the_primal_residuals_unless_the_jacobian_run_failed():
+    """Below the bound: the Jacobian, with the primal residuals (one function for the search), or
+    the failed run's residuals when the Jacobian's run failed (the search rejects the point);
+    above it: zeros and the primal residuals."""
     r = jnp.array([1.0, 2.0])
-    failed = (jnp.ones((2, 3)), jnp.full(2, 1e12))
+    ok = (jnp.ones((2, 3)), r + 1e-9)
+    failed = (jnp.ones((2, 3)), jnp.full(2, FAILED_RESIDUAL))
+    J, rr = gated_jacobian(r, 2.5, lambda: ok, 3)
+    np.testing.assert_array_equal(J, ok[0])
+    np.testing.assert_array_equal(rr, r)
     J, rr = gated_jacobian(r, 2.5, lambda: failed, 3)
     np.testing.assert_array_equal(rr, failed[1])
     J, rr = gated_jacobian(r, 2.4, lambda: failed, 3)
