@@ -22,7 +22,7 @@ impacts) sampled at 241 instants; measurement noise σ = 2e-5 m.
 4. Derivative of the fitted values with respect to the data (implicit function theorem on
    ``Jᵀr = 0``) against central differences of refits (tight LM tolerances).
 
-Run: ``python experiments/identify_ball.py`` (about 12 minutes on 2 cores). Writes
+Run: ``python experiments/identify_ball.py`` (about 22 minutes on 2 loaded cores). Writes
 ``experiments/results/identify-ball/``: figures, ``summary.json``, ``README.md``.
 """
 
