@@ -264,7 +264,8 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
     K at 1e16 N/m^1.5 with its tangents runs into the step budget): the system's ``max_steps``
     (per contact segment) bounds what such a trial costs, and a run that exceeds it counts as a
     failed point, which the search rejects. ``experiments/identify_ball.py`` sets it to 5000
-    (the optimum needs ~200 per segment): its slowest start went from 150 s to 11 s.
+    (the optimum needs ~200 per segment; one of its starts took 150 s with the default 100 000,
+    11 s with 5000).
     """
     if int(n_starts) < 1:
         raise FitError(f"n_starts must be >= 1, got {n_starts}")
