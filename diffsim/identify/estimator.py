@@ -244,7 +244,7 @@ def _fd_residuals_jvp(primals, tangents):
 
 def gated_jacobian(r_primal, bound, jacobian, n_params):
     """``(J, r)``: when the cost ``½‖r_primal‖²`` is at most ``bound``, the Jacobian of
-    ``jacobian() -> (J, r_J)`` and ``r_primal`` (``r_J`` where its run failed: every entry
+    ``jacobian() -> (J, r_J)`` and ``r_primal`` (``r_J`` when its run failed: entries equal to
     :data:`FAILED_RESIDUAL`); above ``bound`` zeros and ``r_primal`` (a point the trust region
     rejects: its Jacobian is never read). See :func:`_dense_residuals_jvp`."""
     def with_jacobian():
