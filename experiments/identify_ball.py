@@ -28,7 +28,6 @@ Run: ``python experiments/identify_ball.py`` (about 22 minutes on 2 loaded cores
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -62,7 +61,7 @@ FIT_MAX_STEPS = 5000
 
 def fit_system(values):
     s = ds.set_params(system({}), values)
-    return s.replace(options=dataclasses.replace(s.options, max_steps=FIT_MAX_STEPS))
+    return s.replace(max_steps=FIT_MAX_STEPS)
 
 
 def data_sets():

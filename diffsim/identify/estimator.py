@@ -164,8 +164,7 @@ def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
         if e.t[0] < t0 - 1e-12:
             raise FitError(f"experiment {e.name!r} starts at t = {e.t[0]} before the system's t0 = {t0}")
         adjoint = s.options.adjoint if jacobian == "bwd" else ForwardSensitivity()
-        opts = dataclasses.replace(s.options, throw=False, adjoint=adjoint)
-        s = s.replace(t1=float(e.t[-1]), saveat=jnp.asarray(e.t, s.model.dtype), options=opts)
+        s = s.replace(t1=float(e.t[-1]), saveat=jnp.asarray(e.t, s.model.dtype), throw=False, adjoint=adjoint)
         try:
             fns = {ch: observable(s.model, ch, observables) for ch in e.data}
         except ExperimentError as err:

@@ -360,7 +360,7 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     key = jax.random.PRNGKey(0) if key is None else key
     names, shapes = _resolve(system, distributions, n_samples)
     # a failed sample keeps its status (no exception for the whole chunk)
-    system = system.replace(options=dataclasses.replace(system.options, throw=False))
+    system = system.replace(throw=False)
     study = _Study(system, {n: distributions[n] for n in names}, key, tuple(names), tuple(shapes[n] for n in names),
                    statistics or _no_statistics)
     _check_statistics(study)

@@ -26,6 +26,8 @@ element: ``q0.base[1]``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import warnings
 from typing import Callable, Mapping
 
@@ -230,9 +232,15 @@ class System(eqx.Module):
 
     def replace(self, **changes) -> "System":
         """A copy with some fields replaced (``sys.replace(t1=2.0, q0=q)``; ``tau=`` / ``forces=``
-        replace the loads as in the constructor)."""
+        replace the loads, and :class:`Options` fields (``max_steps=``, ``adjoint=`` …) the
+        options' fields, as in the constructor)."""
         if "tau" in changes or "forces" in changes:
             changes["loads"] = as_loads(changes.pop("tau", None), changes.pop("forces", ()), changes.pop("loads", None))
+        option_fields = {k: changes.pop(k) for k in [k for k in changes if k in Options.__dataclass_fields__]}
+        if option_fields:
+            if "options" in changes:
+                raise ValueError("give options= or its fields as keywords, not both")
+            changes["options"] = dataclasses.replace(self.options, **option_fields)
         fields = {k: getattr(self, k) for k in ("model", "q0", "v0", "loads", "contact", "limits", "prescribed", "dynamics",
                                                  "solver", "controller", "rtol", "atol", "t0", "t1", "saveat", "integrals",
                                                  "options")}

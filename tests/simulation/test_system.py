@@ -106,6 +106,18 @@ def test_bad_system_input():
         ds.System(m, max_stepz=10)
     with pytest.raises(TypeError, match="Model"):
         ds.System("arm")
+    with pytest.raises(ValueError, match="not both"):
+        ds.System(m).replace(options=ds.System(m).options, max_steps=10)
+    with pytest.raises(TypeError, match="no field"):
+        ds.System(m).replace(max_stepz=10)
+
+
+def test_replace_takes_option_fields_as_the_constructor_does():
+    s = ds.System(pendulum_arm(), t1=0.5, max_events=7)
+    r = s.replace(max_steps=123, throw=False)
+    assert (r.options.max_steps, r.options.throw, r.options.max_events) == (123, False, 7)
+    assert (s.options.max_steps, s.options.throw) == (100_000, True)
+    assert r.options == ds.System(pendulum_arm(), t1=0.5, max_events=7, max_steps=123, throw=False).options
 
 
 @pytest.mark.slow
