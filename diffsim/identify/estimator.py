@@ -370,6 +370,12 @@ class Estimator(eqx.Module):
         for an undetermined entry), ``p ± 1.96 σ_p`` otherwise. Entries that a direction without
         information reaches get ``std = inf`` (and NaN covariances), never a spuriously tight value."""
         _, J = self.jacobian(theta, data)
+        return self.intervals_from_jacobian(theta, J, noise_scale)
+
+    def intervals_from_jacobian(self, theta, J, noise_scale=1.0):
+        """:meth:`intervals` from a Jacobian ``J = ∂r/∂θ`` [N, P] at ``θ`` that the caller already
+        has (:func:`~diffsim.identify.fit` computes it once for the report: a second sensitivity
+        solve, and its compile, would give the same matrix)."""
         cov_t, free_t = gauss_newton_covariance(J)
         cov_t = noise_scale**2 * cov_t
         G = jax.jacfwd(self.layout.physical_flat)(theta)

@@ -257,7 +257,9 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
             (unconstrained space), solved in one compiled program (``lax.map``); the lowest cost
             wins.
         jacobian: ``"fwd"`` (forward mode through diffrax, default), ``"bwd"`` (reverse mode) or
-            ``"fd"`` (central finite differences, for comparison).
+            ``"fd"`` (central finite differences, for comparison) in the search. The report
+            (covariance, intervals, identifiability) uses one Jacobian at the solution, forward
+            mode (reverse mode with ``"bwd"``), computed once.
 
     A trial point's cost is one simulation when the trust region rejects it, one sensitivity
     solve when it can be accepted (``"fwd"``). Trials far from the data can be stiff (the ball's
@@ -317,8 +319,8 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
                      " a local minimum (try n_starts / --starts, or another start) or a model that cannot produce"
                      " the data; the intervals assume neither")
 
-    std_flat, lo_flat, hi_flat, cov_p = (np.asarray(a) for a in eqx.filter_jit(est.intervals)(theta, None,
-                                                                                                  noise_scale))
+    std_flat, lo_flat, hi_flat, cov_p = (np.asarray(a) for a in eqx.filter_jit(est.intervals_from_jacobian)(
+        theta, J, noise_scale))
     d = np.where(np.isfinite(std_flat) & (std_flat > 0), std_flat, np.nan)
     with np.errstate(invalid="ignore"):
         corr = cov_p / np.outer(d, d)
