@@ -320,7 +320,7 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
                      " the data; the intervals assume neither")
 
     std_flat, lo_flat, hi_flat, cov_p = (np.asarray(a) for a in eqx.filter_jit(est.intervals_from_jacobian)(
-        theta, J, noise_scale))
+        theta, J, jnp.asarray(noise_scale, theta.dtype)))  # an array: a new noise scale is not a new program
     d = np.where(np.isfinite(std_flat) & (std_flat > 0), std_flat, np.nan)
     with np.errstate(invalid="ignore"):
         corr = cov_p / np.outer(d, d)
