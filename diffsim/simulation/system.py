@@ -27,7 +27,6 @@ element: ``q0.base[1]``.
 from __future__ import annotations
 
 import dataclasses
-
 import warnings
 from typing import Callable, Mapping
 
