@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -257,7 +258,10 @@ def gated_jacobian(r_primal, bound, jacobian, n_params):
 
 @eqx.filter_custom_jvp
 def _dense_residuals(theta, res: Residuals, data, bound):
-    return res.evaluate(theta, data)[0]
+    """``(r, J)``: the residuals and, as the solver's auxiliary output, their Jacobian — computed by
+    the rule below when the solver linearises (always, in the search); zeros when not."""
+    r = res.evaluate(theta, data)[0]
+    return r, jnp.zeros((r.size, theta.size), r.dtype)
 
 
 @_dense_residuals.def_jvp
@@ -294,15 +298,17 @@ def _dense_residuals_jvp(primals, tangents):
     t_r = jnp.zeros_like(r) if t_theta is None else J @ t_theta
     if t_data is not None:
         t_r = t_r + _data_tangent(res, theta, data, t_data)
-    return r, t_r
+    return (r, J), (t_r, jnp.zeros_like(J))
 
 
 def _solver_residuals(residuals: Residuals):
-    """The residual function the solver linearises, of ``(θ, (data, bound))``: with ``"fwd"``
-    Jacobians the dense rule above (``bound`` gates its Jacobian)."""
+    """The residual function the solver linearises, of ``(θ, (data, bound))``, returning
+    ``(r, aux)``: with ``"fwd"`` Jacobians the dense rule above (``bound`` gates its Jacobian),
+    whose ``J`` is the auxiliary output, so that the solve returns the Jacobian at ``θ̂``
+    (``BestSoFarLeastSquares`` keeps the aux of the point it keeps); otherwise no aux."""
     if residuals.jacobian == "fwd":
         return lambda theta, args: _dense_residuals(theta, residuals, args[0], args[1])
-    return lambda theta, args: residuals(theta, args[0])
+    return lambda theta, args: (residuals(theta, args[0]), None)
 
 
 def _solve(inputs):
@@ -311,8 +317,12 @@ def _solve(inputs):
     jac = "bwd" if jacobian == "bwd" else "fwd"
     args = (data, jnp.asarray(jnp.inf, theta0.dtype))
     sol = optx.least_squares(_solver_residuals(residuals), solver, theta0, args=args, options={"jac": jac},
-                             max_steps=max_steps, throw=False)
-    return sol.value, (sol.result == optx.RESULTS.successful, sol.stats["num_steps"])
+                             has_aux=True, max_steps=max_steps, throw=False)
+    # BestSoFarLeastSquares keeps ‖r‖² and the aux of the point it returns (each step pairs its
+    # input θ with the residuals and aux there): the cost, and with "fwd" the Jacobian, at θ̂
+    # without another simulation
+    cost = 0.5 * sol.state.best_loss
+    return sol.value, (sol.result == optx.RESULTS.successful, sol.stats["num_steps"], cost, sol.aux)
 
 
 def _stationarity(theta, _, inputs):
@@ -327,6 +337,16 @@ def _residuals_and_jacobian(residuals, theta, data):
         return residuals(th, data)
     jac = jax.jacrev if residuals.jacobian == "bwd" else jax.jacfwd
     return r_of(theta), jac(r_of)(theta)
+
+
+class Solution(NamedTuple):
+    """:meth:`Estimator.solve`'s result at the fitted point ``θ̂``."""
+
+    theta: jax.Array  #: θ̂ (unconstrained)
+    cost: jax.Array  #: ½‖r(θ̂)‖² (a failed simulation's residuals make it huge)
+    jacobian: jax.Array | None  #: ∂r/∂θ at θ̂ from the search's last sensitivity solve there ("fwd"); else None
+    ok: jax.Array  #: the solver reports success
+    steps: jax.Array  #: Levenberg–Marquardt steps taken
 
 
 class Estimator(eqx.Module):
@@ -349,12 +369,18 @@ class Estimator(eqx.Module):
         return self.residuals.layout
 
     def __call__(self, data=None, theta0=None):
+        sol = self.solve(data, theta0)
+        return sol.theta, sol.ok, sol.steps
+
+    def solve(self, data=None, theta0=None) -> Solution:
+        """:meth:`__call__` with what the solve has already evaluated at ``θ̂``
+        (:class:`Solution`): the cost, and with ``"fwd"`` Jacobians the Jacobian."""
         data = self.data if data is None else data
         theta0 = self.theta0 if theta0 is None else theta0
         inputs = (self.residuals, data, theta0, self.solver, self.max_steps, self.residuals.jacobian)
-        theta, (ok, steps) = optxi.implicit_jvp(_solve, _stationarity, inputs, frozenset(), lx.AutoLinearSolver(
-            well_posed=None))
-        return theta, ok, steps
+        theta, (ok, steps, cost, J) = optxi.implicit_jvp(_solve, _stationarity, inputs, frozenset(),
+                                                         lx.AutoLinearSolver(well_posed=None))
+        return Solution(theta, cost, J, ok, steps)
 
     def values(self, theta) -> dict:
         return self.layout.named(theta)

@@ -258,8 +258,9 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
             wins.
         jacobian: ``"fwd"`` (forward mode through diffrax, default), ``"bwd"`` (reverse mode) or
             ``"fd"`` (central finite differences, for comparison) in the search. The report
-            (covariance, intervals, identifiability) uses one Jacobian at the solution, forward
-            mode (reverse mode with ``"bwd"``), computed once.
+            (covariance, intervals, identifiability) uses one exact Jacobian at the solution:
+            with ``"fwd"`` the one the search computed there, otherwise forward mode (reverse
+            mode with ``"bwd"``) computed once after the search.
 
     A trial point's cost is one simulation when the trust region rejects it, one sensitivity
     solve when it can be accepted (``"fwd"``). Trials far from the data can be stiff (the ball's
@@ -276,35 +277,39 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
     layout, n_samples, P = est.layout, sum(p.exp.n_samples for p in preps), est.layout.size
 
     def solve(est, theta0):
-        theta, ok, steps = est(theta0=theta0)
-        r = est.residuals(theta, est.data)
-        return theta, 0.5 * jnp.sum(r**2), ok, steps
+        return est.solve(theta0=theta0)
 
     theta0 = est.theta0
     if n_starts == 1:
-        theta, cost, ok, steps = eqx.filter_jit(solve)(est, theta0)
+        sol = eqx.filter_jit(solve)(est, theta0)
     else:
         key = jax.random.PRNGKey(0) if key is None else key
         starts = jnp.concatenate([theta0[None], theta0 + spread * jax.random.normal(key, (int(n_starts) - 1, P),
                                                                                       theta0.dtype)])
         # one compiled program, the starts one after another: under ``vmap`` diffrax's event root
         # find raises (lineax, non-finite operator) when batch members locate different events
-        thetas, costs, oks, stepss = eqx.filter_jit(lambda e, s: jax.lax.map(lambda th: solve(e, th), s))(est, starts)
-        costs = jnp.where(oks, costs, jnp.inf)
+        sols = eqx.filter_jit(lambda e, s: jax.lax.map(lambda th: solve(e, th), s))(est, starts)
+        costs = jnp.where(sols.ok, sols.cost, jnp.inf)
         best = int(jnp.argmin(jnp.where(jnp.isfinite(costs), costs, jnp.inf)))
-        theta, cost, ok, steps = thetas[best], costs[best], oks[best], stepss[best]
-    theta = jnp.asarray(theta)
+        sol = jax.tree_util.tree_map(lambda a: a[best], sols)
+    theta, ok, steps = jnp.asarray(sol.theta), sol.ok, sol.steps
 
-    def at_solution(est, theta):
-        """Weighted residuals, their Jacobian, each experiment's residuals and predictions and the
-        intervals: one evaluation gives the report."""
+    def at_solution(est, theta, jacobian):
+        """Each experiment's weighted residuals and predictions, the Jacobian (unless the solve
+        returned it) and ``G = ∂p/∂θ``: one evaluation gives the report."""
         def with_aux(th):
             r, per = est.residuals.evaluate(th, est.data)
             return r, [(rr, {ch: p.fns[ch](traj) for ch in p.channels}) for p, (rr, traj) in zip(preps, per)]
-        J, aux = (jax.jacrev if est.residuals.jacobian == "bwd" else jax.jacfwd)(with_aux, has_aux=True)(theta)
+        if jacobian:
+            J, aux = (jax.jacrev if est.residuals.jacobian == "bwd" else jax.jacfwd)(with_aux, has_aux=True)(theta)
+        else:
+            J, aux = None, with_aux(theta)[1]
         return J, aux, jax.jacfwd(layout.physical_flat)(theta)
 
-    J, aux, G = eqx.filter_jit(at_solution)(est, theta)
+    # with "fwd" the search's last sensitivity solve at θ̂ gave the Jacobian: the report needs
+    # only the primal run (its compile and run are a fraction of the sensitivity solve's)
+    J, aux, G = eqx.filter_jit(at_solution)(est, theta, sol.jacobian is None)
+    J = sol.jacobian if J is None else J
     J, G = np.asarray(J), np.asarray(G)
     r = np.concatenate([np.asarray(rr) for rr, _ in aux])
     cost = float(0.5 * np.sum(r**2))

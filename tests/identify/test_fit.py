@@ -168,6 +168,25 @@ def swing_estimator(swing):
     return idf.make_estimator(start, names, exp, rtol=1e-14, atol=1e-14, max_steps=200)
 
 
+def test_the_solve_returns_the_cost_and_jacobian_of_the_point_it_returns(swing):
+    """Estimator.solve's cost and Jacobian (the search's own, kept by BestSoFarLeastSquares with
+    the point it keeps) equal a fresh evaluation at θ̂; the report and the multi-start choice rely
+    on that pairing. Stopped after 3 steps, mid-search, where the Jacobian still changes from one
+    iterate to the next by far more than the tolerance (checked against the start's)."""
+    truth, exp = swing
+    start = ds.set_params(truth, {"joint.arm.damping": 0.07, "joint.arm.frictionloss": 0.03})
+    est = idf.make_estimator(start, ["joint.arm.damping", "joint.arm.frictionloss"], exp, max_steps=3)
+    sol = eqx.filter_jit(lambda e: e.solve())(est)
+    assert int(sol.steps) == 3
+    jac = eqx.filter_jit(lambda e, th: e.jacobian(th))
+    r, J = jac(est, sol.theta)
+    _, J0 = jac(est, est.theta0)
+    tol = 1e-9 * float(jnp.max(jnp.abs(J)))
+    assert float(jnp.max(jnp.abs(J0 - J))) > 1e4 * tol
+    np.testing.assert_allclose(float(sol.cost), 0.5 * float(jnp.sum(r**2)), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(sol.jacobian), np.asarray(J), rtol=0, atol=tol)
+
+
 @pytest.mark.slow
 def test_fitted_values_differentiate_through_the_data(swing_estimator):
     """dθ̂/dȳ by the implicit function theorem on Jᵀr = 0 equals central differences of refits
