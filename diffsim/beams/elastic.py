@@ -425,12 +425,21 @@ class ElasticModes(ModeShapes):
         """Natural circular frequencies omega_i = s_i² sqrt(EI/(rhoA L⁴)) [rad/s] [n]."""
         return _omega(self.n_modes, self.theory, self.s_max, self._p())
 
-    def boundary_stiffness(self, L=None):
+    def resolved(self) -> SolvedElasticModes:
+        """These modes with the frequency equation solved once (:class:`SolvedElasticModes`):
+        each :meth:`fields` call here solves it again, and XLA cannot merge the copies (the roots
+        come from a host callback), so a link's integrals that evaluate the shapes five times
+        compiled five solves and their derivatives."""
+        return SolvedElasticModes(self, self.shapes())
+
+    def boundary_stiffness(self, L=None, *, shapes: TrigHyperbolicModes | None = None):
         """Modal stiffness of the four springs [n, n] (units of a link's ``K``, N/m per unit
         coordinate²): ``k_rot,0 psi(0)psi(0)ᵀ + k_lat,0 W(0)W(0)ᵀ + k_rot,L psi(1)psi(1)ᵀ + k_lat,L W(1)W(1)ᵀ``
         with ``psi = Theta/L`` (``L``: the link's length, by default the modes' own); a rigid (inf)
-        spring contributes nothing (its shape value is 0)."""
-        F0, F1 = self.fields(jnp.zeros(())), self.fields(jnp.ones(()))
+        spring contributes nothing (its shape value is 0). ``shapes``: the solved shapes, when
+        the caller has them (:meth:`resolved`)."""
+        shapes = self.shapes() if shapes is None else shapes
+        F0, F1 = shapes.fields(jnp.zeros(())), shapes.fields(jnp.ones(()))
         L = jnp.asarray(self.L if L is None else L)
         K = 0.0
         for k, F, q, s in ((self.k_rot_root, F0, "Theta", 1 / L), (self.k_lat_root, F0, "W", 1.0),
@@ -438,6 +447,28 @@ class ElasticModes(ModeShapes):
             _, ks = _safe(jnp.asarray(k), jnp)
             K = K + ks * s**2 * jnp.outer(F[q], F[q])
         return K
+
+
+class SolvedElasticModes(ModeShapes):
+    """:class:`ElasticModes` with their frequency equation solved (:meth:`ElasticModes.resolved`):
+    :meth:`fields` evaluates the solved shapes, :meth:`boundary_stiffness` the springs at them.
+    Derived data, differentiable through the solve; the parameters stay those of ``modes``."""
+
+    modes: ElasticModes
+    solved: TrigHyperbolicModes
+
+    @property
+    def n(self) -> int:
+        return self.modes.n
+
+    def fields(self, eta) -> dict:
+        return self.solved.fields(eta)
+
+    def boundary_stiffness(self, L=None):
+        return self.modes.boundary_stiffness(L, shapes=self.solved)
+
+    def resolved(self) -> SolvedElasticModes:
+        return self
 
 
 def _build(n, theory, normalize, s_max, kw):

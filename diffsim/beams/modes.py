@@ -78,6 +78,12 @@ class ModeShapes(eqx.Module):
     def fields(self, eta) -> dict:
         """Shape values and eta-derivatives at ``eta`` [...] -> dict of [..., n]."""
 
+    def resolved(self) -> ModeShapes:
+        """The same shapes with any work that :meth:`fields` repeats on every call done once (a
+        family that solves an eigenproblem per call returns one holding the solution); for use
+        within one computation, e.g. a link's integrals. Here: ``self``."""
+        return self
+
 
 def _as_eta(eta, like):
     eta = jnp.asarray(eta)
@@ -399,6 +405,10 @@ class SupportedModes(ModeShapes):
     @property
     def n(self) -> int:
         return self.shapes.n
+
+    def resolved(self) -> SupportedModes:
+        inner = self.shapes.resolved()
+        return self if inner is self.shapes else eqx.tree_at(lambda m: m.shapes, self, inner)
 
     @eqx.filter_jit
     def fields(self, eta) -> dict:

@@ -190,7 +190,7 @@ def _deflection(model, name, body, axis, x):
     sl, k = t.e_q_slice(i), _AXES[axis]
 
     def f(tr):
-        D = tr.model.flex[i].spec.deflection(jnp.asarray(xv, tr.q.dtype))  # [3, ne]
+        D = tr.model.flex[i].deflection(jnp.asarray(xv, tr.q.dtype))  # [3, ne]
         return tr.q[:, sl] @ D[k]
 
     return f

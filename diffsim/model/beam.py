@@ -113,15 +113,19 @@ class Beam(eqx.Module):
                 out.append((name, modes, getattr(self, stiff), None if kag is None else getattr(self, kag)))
         return out
 
-    def deflection(self, x):
+    def deflection(self, x, shapes=None):
         """``[..., 3, ne]``: the centre line's displacement per modal coordinate at ``x`` [m] along
         the link (``x`` [...]), in its floating frame, without foreshortening (the families' ``W``
-        on the rows y, z and x of their planes, zero for torsion), in the order of the coordinates."""
+        on the rows y, z and x of their planes, zero for torsion), in the order of the coordinates.
+        ``shapes``: the families' shapes already solved (:attr:`FlexBody.shapes`), in order."""
         x = jnp.asarray(x)
         eta = x / jnp.asarray(self.L, x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else None)
+        fams = self.families()
+        if shapes is not None:
+            fams = [(name, sh, stiff, kag) for (name, _, stiff, kag), sh in zip(fams, shapes, strict=True)]
         cols = []
-        for name, shapes, _, _ in self.families():
-            W = _fields(shapes, eta)["W"]  # [..., n]
+        for name, shapes_k, _, _ in fams:
+            W = _fields(shapes_k, eta)["W"]  # [..., n]
             d = jnp.zeros(eta.shape + (3, W.shape[-1]), W.dtype)
             axis = {"y": 1, "z": 2, "a": 0}.get(name)
             cols.append(d if axis is None else d.at[..., axis, :].set(W))
@@ -207,6 +211,11 @@ def beam(
 
 
 def _integrals(spec: Beam, dtype=None) -> FlexBody:
+    # each family's shapes resolved (an elastic-boundary family's frequency equation solved once)
+    # for the evaluations below and for later deflections (FlexBody.shapes)
+    plain = spec.families()
+    families = [(name, sh.resolved(), stiff, kag) for name, sh, stiff, kag in plain]
+    resolved = tuple(f[1] for f in families)
     eta, w = gauss_legendre(spec.n_quad)
     L = jnp.asarray(spec.L, dtype)
     dt = L.dtype
@@ -221,7 +230,7 @@ def _integrals(spec: Beam, dtype=None) -> FlexBody:
     slope_n = []  # centre-line slopes at the nested points, per family (for G)
     K_blocks, D_blocks = [], []
     eta_all = jnp.concatenate([eta_j, jnp.ones(1, dt)])
-    for name, shapes, stiff, kag in spec.families():
+    for name, shapes, stiff, kag in families:
         f = _fields(shapes, eta_all)
         n = f["W"].shape[-1]
         fq = _fields(shapes, eta_j)
@@ -305,4 +314,5 @@ def _integrals(spec: Beam, dtype=None) -> FlexBody:
         D=D,
         stiffening=spec.stiffening,
         spec=spec,
+        shapes=resolved if any(r is not p[1] for r, p in zip(resolved, plain)) else None,
     )

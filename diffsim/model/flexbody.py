@@ -35,7 +35,10 @@ class FlexBody(eqx.Module):
     ``spec``: the physical description the data were computed from (a
     :class:`diffsim.model.beam.Beam`, from :func:`diffsim.beam`), or ``None`` for data given
     directly. With a spec, the link's physical quantities are named parameters
-    (``beam.<body>.EI_z`` …) and the integrals are recomputed from them when they are set."""
+    (``beam.<body>.EI_z`` …) and the integrals are recomputed from them when they are set.
+    ``shapes``: the spec's mode families as solved at that derivation
+    (:meth:`~diffsim.beams.ModeShapes.resolved`), kept where that differs from the spec's
+    (elastic-boundary shapes), so that :meth:`deflection` does not solve them again."""
 
     x: jax.Array  # [ng] axial position of each section, m
     m: jax.Array  # [ng] section mass (μ w_g for a quadrature point), kg
@@ -51,7 +54,17 @@ class FlexBody(eqx.Module):
     D: jax.Array  # [ne, ne] modal damping (air + Kelvin–Voigt)
     stiffening: bool = eqx.field(static=True, default=True)
     spec: eqx.Module | None = None
+    shapes: tuple | None = None  # the spec's families' shapes, solved (class docstring)
 
     @property
     def ne(self) -> int:
         return self.phi_d.shape[-1]
+
+    def deflection(self, x):
+        """The spec's :meth:`~diffsim.model.beam.Beam.deflection` at ``x`` [m], evaluated on the
+        shapes solved when the data were derived (an elastic-boundary link solves no frequency
+        equation again)."""
+        if self.spec is None:
+            raise ValueError("this flexible link was given as section data, without a beam spec: "
+                             "its deflection between sections is not defined")
+        return self.spec.deflection(x, self.shapes)

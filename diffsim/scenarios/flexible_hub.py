@@ -205,7 +205,7 @@ def deflection(traj, sensors):
     positions [m], in the hub's rotating frame: ``w(x) = Σ_i W_i(x/L) δ_i``."""
     m = traj.model
     i = list(m.topology.body_names).index(BODY)
-    W = m.flex[i].spec.deflection(jnp.asarray(sensors, traj.q.dtype))[:, 1, :]  # [n_s, n]: y row
+    W = m.flex[i].deflection(jnp.asarray(sensors, traj.q.dtype))[:, 1, :]  # [n_s, n]: y row
     return traj.q[:, m.topology.e_q_slice(i)] @ W.T
 
 

@@ -29,6 +29,37 @@ def held():
     return fh.system({**SHORT, "theta_max": 0.0})
 
 
+def _callbacks(jaxpr) -> int:
+    """Host-callback equations in a jaxpr, nested calls included (each call site counts)."""
+    n = 0
+    for eqn in jaxpr.eqns:
+        n += eqn.primitive.name == "pure_callback"
+        for v in eqn.params.values():
+            for sub in v if isinstance(v, (tuple, list)) else (v,):
+                if isinstance(sub, jax.extend.core.ClosedJaxpr):
+                    n += _callbacks(sub.jaxpr)
+                elif isinstance(sub, jax.extend.core.Jaxpr):
+                    n += _callbacks(sub)
+    return n
+
+
+def test_setting_a_spring_solves_the_frequency_equation_once(held):
+    """Setting the root spring re-derives the link's stiffness, section modes and deflections from
+    one solve of the frequency equation (a host callback, which XLA cannot merge: the five
+    evaluations of the shapes in a derivation compiled five solves and their derivatives), and the
+    deflections from the derived shapes equal a fresh solve's."""
+    i = list(held.model.topology.body_names).index(fh.BODY)
+    x = jnp.array([0.3, 0.7])
+
+    def derive(k):
+        fb = ds.set_params(held, {fh.ALIASES["k_root"]: k}).model.flex[i]
+        return fb.K, fb.phi_d, fb.deflection(x)
+
+    assert _callbacks(jax.make_jaxpr(derive)(80.0).jaxpr) == 1
+    fb = held.model.flex[i]
+    np.testing.assert_array_equal(np.asarray(fb.deflection(x)), np.asarray(fb.spec.deflection(x)))
+
+
 def test_held_hub_mode_oscillates_at_its_frequency(held):
     """δ_k(0) = a, the others 0: δ_k = a cos ω_k t (ω_k from the frequency equation, so the link's
     K holds the spring's strain energy and M the tip's inertia). The remainder is geometric
