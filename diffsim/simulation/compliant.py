@@ -83,9 +83,13 @@ def _event_root_finder(time_tol: float, tdt):
     return EarliestRoot(rtol=float(8 * jnp.finfo(tdt).eps), atol=max(time_tol, float(10 * jnp.finfo(tdt).eps)))
 
 
+@eqx.filter_jit
 def simulate_compliant(system) -> Trajectory:
     """The contact loop behind :func:`diffsim.simulate` for a system with compliant contact
-    (module docstring)."""
+    (module docstring). Jitted as a whole: called eagerly, its ``lax.scan`` of segments was
+    traced from a new closure and compiled again on every call (seven identical compiles of
+    ~10 000 lines in one test of ``tests/simulation/test_system.py``); now systems of one
+    structure share one program."""
     model, contact, opts = system.model, system.compliant_contacts(), system.options
     loads, integrals, dynamics = system.loads, system.integrals, system.dynamics
     solver_obj, controller = system.solver, system.step_controller()

@@ -240,6 +240,15 @@ def simulate_lcp_system(system) -> Trajectory:
     save_every = int(stepper.save_every)
     if save_every < 1 or n_steps % save_every:
         raise ValueError(f"save_every = {save_every} must divide the number of steps {n_steps}")
+    return _lcp_run(system, n_steps, save_every, dt_f, t0_f)
+
+
+@eqx.filter_jit
+def _lcp_run(system, n_steps: int, save_every: int, dt_f: float, t0_f: float) -> Trajectory:
+    """The stepping loop of :func:`simulate_lcp_system` (checked arguments), jitted as a whole:
+    called eagerly, its ``lax.scan`` was traced from a new closure and compiled again on every
+    call; now runs of one system structure and step count share one program."""
+    model, contact, stepper = system.model, system.contact, system.solver
     dtype = model.dtype
     h = jnp.asarray(dt_f, dtype)
     t0 = jnp.asarray(t0_f, dtype)
