@@ -9,6 +9,8 @@
 * joint Coulomb friction (``frictionloss``) dissipates exactly ``Σ f_c tanh(v/w) v``.
 """
 
+import logging
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -196,7 +198,9 @@ def test_beam_parameters_rederive_the_modal_integrals():
 
 
 @pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
-def test_contact_and_initial_state_parameters_under_jit_grad_vmap():
+def test_contact_and_initial_state_parameters_under_jit_grad_vmap(caplog):
+    """... and eager runs with new parameter values reuse the first run's program (the contact
+    loop's scan was compiled again on every eager call)."""
     m, c, q0, v0 = ball()
     system = ds.System(m, q0, v0, contact=c, t1=0.35, saveat=2, rtol=1e-12, atol=1e-12)
 
@@ -206,7 +210,13 @@ def test_contact_and_initial_state_parameters_under_jit_grad_vmap():
 
     Ks = jnp.array([5e4, 1e5, 2e5])
     batched = jax.jit(jax.vmap(final_height, in_axes=(0, None)))(Ks, 0.3)
-    looped = jnp.stack([final_height(K, 0.3) for K in Ks])
+    K0, *others = list(Ks)
+    looped = [final_height(K0, 0.3)]
+    with jax.log_compiles(), caplog.at_level(logging.DEBUG):
+        looped += [final_height(K, 0.3) for K in others]
+    looped = jnp.stack(looped)
+    compiles = [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
+    assert not compiles, compiles
     np.testing.assert_allclose(batched, looped, rtol=1e-9)
     gK, gz = jax.jit(jax.grad(final_height, argnums=(0, 1)))(1e5, 0.3)
     fdK = (final_height(1e5 * (1 + 1e-3), 0.3) - final_height(1e5 * (1 - 1e-3), 0.3)) / (2e-3 * 1e5)
