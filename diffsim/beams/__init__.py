@@ -1,7 +1,7 @@
 """Beam mode shapes (Euler–Bernoulli, Timoshenko) for flexible links. See :mod:`.modes` and, for
 elastic boundaries with a tip mass, :mod:`.elastic`."""
 
-from .elastic import ElasticModes, elastic_frequencies, elastic_modes
+from .elastic import ElasticModes, SolvedElasticModes, elastic_frequencies, elastic_modes
 from .modes import (
     VALID_BCS,
     CallableModes,
@@ -23,6 +23,7 @@ __all__ = [
     "ElasticModes",
     "ModeShapes",
     "PolynomialModes",
+    "SolvedElasticModes",
     "SupportedModes",
     "TabulatedModes",
     "TrigHyperbolicModes",

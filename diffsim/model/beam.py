@@ -64,6 +64,13 @@ def _fields(shapes, eta):
     return f
 
 
+def _resolved(shapes):
+    """``shapes.resolved()`` (:meth:`~diffsim.beams.ModeShapes.resolved`); a user's family that
+    only provides ``n`` and ``fields`` is used as it is."""
+    f = getattr(shapes, "resolved", None)
+    return shapes if f is None else f()
+
+
 _FAMILIES = (
     ("y", "modes_y", "EI_z", "kAG_y", "modes_y (bending in the x–y plane) needs EI_z"),
     ("z", "modes_z", "EI_y", "kAG_z", "modes_z (bending in the x–z plane) needs EI_y"),
@@ -214,7 +221,7 @@ def _integrals(spec: Beam, dtype=None) -> FlexBody:
     # each family's shapes resolved (an elastic-boundary family's frequency equation solved once)
     # for the evaluations below and for later deflections (FlexBody.shapes)
     plain = spec.families()
-    families = [(name, sh.resolved(), stiff, kag) for name, sh, stiff, kag in plain]
+    families = [(name, _resolved(sh), stiff, kag) for name, sh, stiff, kag in plain]
     resolved = tuple(f[1] for f in families)
     eta, w = gauss_legendre(spec.n_quad)
     L = jnp.asarray(spec.L, dtype)
