@@ -223,6 +223,7 @@ def _outputs(theory):
 
 
 @pytest.mark.parametrize("theory", ["euler_bernoulli", pytest.param("timoshenko", marks=pytest.mark.slow)])
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_derivatives_match_central_differences(theory):
     """dw/dp and d(W, Theta at 4 points)/dp by the implicit function theorem vs central FD, every
     parameter (the Timoshenko case, 11 parameters, compiles for ~20 s: slow set)."""

@@ -36,6 +36,7 @@ def random_p_matrix(rng, n):
     return A @ A.T + 0.3 * np.eye(n) + (S - S.T)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_random_p_matrix_problems_match_enumeration():
     rng = np.random.default_rng(0)
     solve = jax.jit(lemke)
@@ -132,6 +133,7 @@ def _mixed_problem(seed=3, n=6):
             return M, q
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_implicit_gradients_match_central_differences():
     M, q = _mixed_problem()
     cot = np.random.default_rng(9).normal(size=(2, len(q)))
@@ -181,6 +183,7 @@ def test_vmap_over_1024_problems_equals_a_loop_and_vmap_of_grad():
     np.testing.assert_allclose(gb, gl, atol=1e-12)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_float32_solves_and_reports():
     rng = np.random.default_rng(11)
     M, q = random_p_matrix(rng, 6), rng.normal(size=6)

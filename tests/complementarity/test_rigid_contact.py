@@ -131,6 +131,7 @@ def hinged_boxes():
 
 
 @pytest.mark.parametrize("method", ["acceleration", "velocity"])
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_resting_multibody_contact_forces_balance_gravity(method):
     """Eight corner contacts (statically indeterminate) under two hinged boxes at rest: the
     normal forces sum to the total weight and their moments balance the weights' moments, to

@@ -32,6 +32,7 @@ def _rot(qw):
                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_sphere_on_tilted_plane_matches_hand_computation():
     """Δ, Δ̇, slip and the generalised force of a spinning sphere on a tilted, offset, moving plane."""
     m = ball_model()
@@ -78,6 +79,7 @@ def test_sphere_on_tilted_plane_matches_hand_computation():
     np.testing.assert_allclose(cf.power_t, ft @ (u + w_plane), rtol=1e-12)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_generalised_force_is_jacobian_transpose_on_a_chain():
     """``Q = Jᵀ F`` with ``J`` from diffsim.point_jacobian, on a 3-joint arm."""
     b = ds.ModelBuilder(gravity=(0, 0, -G))
@@ -217,6 +219,7 @@ def drop():
     return m, c, _drop(m, c, q0, v0)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_drop_onset_located_and_memory_is_impact_velocity(drop):
     m, c, tr = drop
     assert tr.ok, tr.message
@@ -234,6 +237,7 @@ def test_drop_onset_located_and_memory_is_impact_velocity(drop):
     assert int(tr.contact.impacts[0]) == int(np.sum(flips == 1)) >= 2
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_drop_rebound_velocity_follows_the_exact_relation():
     """Without gravity (which would add its impulse during the contact) and friction, the
     rebound / impact speed is the law's exact restitution e(χ′) (Hu–Guo, c_r = 0.6)."""
@@ -251,6 +255,7 @@ def test_drop_rebound_velocity_follows_the_exact_relation():
     np.testing.assert_allclose(tr.contact.memory[-1, 0], v_in, rtol=1e-8)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_work_energy_balance_with_friction(drop):
     m, c, tr = drop
     E, err = tr.energy_balance()
@@ -332,6 +337,7 @@ def test_joint_friction_uses_the_contact_laws():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_bad_input_errors():
     m = ball_model()
     pl = [ds.Plane((0, 0, 1), 0.0)]

@@ -55,6 +55,7 @@ def _assert_sustained_stick_slip(meas, min_cycles=2):
     assert b["x_max"] - b["x_min"] == pytest.approx(a["x_max"] - a["x_min"], rel=1e-3)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_stribeck_stick_slip_approaches_the_coulomb_static_kinetic_cycle(stribeck_run):
     """Sharp Stribeck (v_s = v_b/100): the experiment's convergence study measures errors of
     ≈ 0.2 % (period, amplitude) and 0.07 % (breakaway) here, growing to 2 % at v_s = v_b/10;
@@ -79,6 +80,7 @@ def test_stribeck_stick_slip_approaches_the_coulomb_static_kinetic_cycle(stribec
     assert slope == pytest.approx(VB, rel=1e-3)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_lugre_stick_slip_breaks_away_at_the_static_force(lugre_run):
     """LuGre (v_s = 1 mm/s): in steady sliding it is the same Stribeck curve, and its presliding
     (bristle) displacement is ≤ μ_s/σ0 = 4 µm, so the cycle is eq (4)'s too; the experiment

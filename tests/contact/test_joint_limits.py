@@ -110,6 +110,7 @@ def runs():
     return dict(t=t, mj=np.asarray(q_mj), tr=tr, sys=sys, model=model, n=n)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_pendulum_falls_onto_its_limit_as_mujoco_does_up_to_the_limit_models_difference(runs):
     """Before the impact the two agree to the integrators' accuracy; after it each follows its
     own limit model — diffsim's to 1e-7 rad of the 1-DoF pendulum integrated here with the onset
@@ -138,6 +139,7 @@ def test_pendulum_falls_onto_its_limit_as_mujoco_does_up_to_the_limit_models_dif
     np.testing.assert_allclose(mj[-1] - HI, r, rtol=1e-4)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_energy_bookkeeping_closes_and_the_limit_force_is_reported(runs):
     """T + V − W (the limit's work is the ``normal`` work) is constant to the solver tolerance;
     the limit pairs are in the contact record (hinge lower, upper; the ball joint's cone stays data)."""
@@ -175,6 +177,7 @@ def test_gradients_through_the_impact_match_central_differences(runs):
         np.testing.assert_allclose(J[:, i], fd, rtol=2e-5, atol=1e-9 * np.max(np.abs(fd)))
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_switch_law_and_bad_input(runs):
     model = runs["model"]
     free = ds.simulate(ds.System(model, t1=0.3, limits=False, saveat=31))

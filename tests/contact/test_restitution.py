@@ -51,6 +51,7 @@ def test_exact_relation_reference_is_consistent():
     assert R.exact_restitution(0.0) == 1.0
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_every_law_matches_the_exact_restitution_relation(impacts):
     assert impacts["ok"].all()  # both events found
     for (name, c, m, v, k), e in zip(impacts["cases"], impacts["e_eff"]):

@@ -67,6 +67,7 @@ def case(request):
     return request.param, MODELS[request.param]()
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_rnea_derivatives_equal_forward_mode_ad_of_the_rnea(case):
     """``∂τ/∂q``, ``∂τ/∂q̇`` and ``M`` of the world-frame pass = forward-mode AD of the per-body RNEA
     on the welded tree (and CRBA's ``M`` on the tree as built), with body forces and without."""
@@ -116,6 +117,7 @@ def test_aba_derivatives_equal_central_differences(case):
 @pytest.mark.parametrize("name", ["branched", pytest.param("random", marks=pytest.mark.slow),
                                   pytest.param("floating", marks=pytest.mark.slow),
                                   pytest.param("ur5", marks=pytest.mark.slow)])
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_analytic_tangents_equal_the_default_derivatives(name):
     """``tangents="analytic"``: the same values and, in forward and reverse mode, the same
     derivatives as the default rules — for state, torque and body-force tangents, for tangents of
@@ -159,6 +161,7 @@ def eqx_mass(m, mass):
     return eqx.tree_at(lambda x: x.mass, m, mass)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_other_trees_fall_back_to_the_default_derivatives():
     """A planar base (its motion subspace turns with its angle) is not handled by the analytical
     pass: the ``"analytic"`` rules give the default derivatives there; ``rnea_derivatives``
@@ -184,6 +187,7 @@ def test_bad_tangents_option():
         ds.gravity_forces(m, z, tangents="fd")
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_float32_agrees_with_float64():
     """float32: the analytical Jacobians agree with the float64 ones to float32 rounding
     amplified by ``cond(M)`` (measured ~1e-5 relative on the UR5)."""

@@ -34,6 +34,7 @@ def rel(a, b):
 
 
 @pytest.mark.parametrize("seed, kw", CASES)
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_aba_crba_rnea_agree(seed, kw):
     m = random_tree(seed, **kw)
     q, v, tau, f_ext = state(m, seed)
@@ -56,6 +57,7 @@ def test_aba_crba_rnea_agree(seed, kw):
 
 
 @pytest.mark.parametrize("seed, kw", CASES[:3])
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_energy_rate_is_power_of_loads(seed, kw):
     """d/dt (T + V) = τ·v − vᵀDv + Σ f_ext,i · v_i along the exact dynamics."""
     m = random_tree(seed, **kw)
@@ -69,6 +71,7 @@ def test_energy_rate_is_power_of_loads(seed, kw):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_momentum_rate_is_external_wrench(seed):
     """Gravity-free tree, no base wrench: d/dt [L; P] = Σ_i (0_X_i)* f_ext,i."""
     m = random_tree(seed, 7, joint_types=MIXED, base="free", gravity=(0, 0, 0))

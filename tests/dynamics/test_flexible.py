@@ -99,6 +99,7 @@ def test_closed_form_section_kinematics_match_autodiff():
         np.testing.assert_allclose(Sd, Sd_ref, atol=1e-12)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_rigid_tree_through_the_flexible_sweep_matches_aba():
     from diffsim.model.random import random_tree
 
@@ -223,6 +224,7 @@ def test_float32_matches_float64():
     assert _rel(a32.astype(jnp.float64), a64) < 1e-3
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_kinematics_of_flexible_trees_and_clear_errors():
     """forward_kinematics places children at the deformed end; quantities not yet implemented
     for flexible links refuse clearly instead of returning rigid-tree numbers."""

@@ -35,6 +35,7 @@ def rel(a, b):
 
 
 @pytest.mark.parametrize("seed, kw, products", TREES)
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_level_schedules_match_per_body(seed, kw, products):
     m = random_tree(seed, **kw)
     lv = levels.tree_levels(m.topology)

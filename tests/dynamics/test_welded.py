@@ -61,6 +61,7 @@ def case(request):
     return request.param, m
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_welded_tree_equals_the_tree_as_built(case):
     name, m = case
     q, v, tau, f = _state(m)
@@ -83,6 +84,7 @@ def test_welded_tree_equals_the_tree_as_built(case):
     assert rel(r["a"], r["a0"]) > 1e-3
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_welded_derivatives(case):
     """Forward mode through the welded model (its inertia merge, composed placements, moved
     forces) equals reverse mode and central differences, for the parameters of welded bodies."""

@@ -96,6 +96,7 @@ def s0_tip_forces(model):
 
 
 @pytest.mark.parametrize("seed,n_arms", [(0, 2), (1, 3), (2, 4), (4, 3)])
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_forward_dynamics_matches_aba_on_random_trees(seed, n_arms):
     model = tree(seed, n_bodies=8, n_arms=n_arms)
     assert JointType.SPHERICAL in model.topology.joint_types[1:]
@@ -106,6 +107,7 @@ def test_forward_dynamics_matches_aba_on_random_trees(seed, n_arms):
     assert rel(fd_bh(model, q, v), fd_aba(model, q, v)) <= 1e-10
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_fixed_base_root_matches_aba():
     for seed in (7,):
         model = tree(seed, n_bodies=6, n_arms=2, base=None)
@@ -135,6 +137,7 @@ def test_s0_dual_arm():
     assert rel(fd_bh(model, q, v, tau, f_ext), fd_aba(model, q, v, tau, f_ext)) <= 1e-10
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_mass_matrix_momentum_and_energy_match_default_path():
     model = tree(3, n_bodies=7, n_arms=3)
     q, v, _, _ = random_state(model, 3)
@@ -144,6 +147,7 @@ def test_mass_matrix_momentum_and_energy_match_default_path():
     np.testing.assert_allclose(kinetic_energy_bh(model, q, v), diffsim.kinetic_energy(model, q, v), rtol=1e-12)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_E_recursion_is_the_configuration_derivative_of_K():
     """The A/B recursions (eqs 48–53) give ∂K/∂π_i: compare with forward-mode derivatives of
     the default path's kinetic energy along q_i ⊗ exp(ε e_k) (spherical) and θ_i + ε (revolute)."""
@@ -214,6 +218,7 @@ def test_jit_and_vmap_give_the_same_numbers():
     np.testing.assert_allclose(batched, eager, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_float32():
     model = tree(2, n_bodies=6, n_arms=3)
     q, v, tau, f_ext = random_state(model, 2, scale=0.5)

@@ -18,6 +18,7 @@ def ball():
     return np.asarray(tr.t), np.asarray(height(tr)), int(tr.contact.n_events)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_ball_drop_matches_the_independent_model(ball):
     """Four impacts in 1.2 s: the two implementations agree to far below the 2e-5 m noise of the
     fitting experiments (both integrate at rtol 1e-12; the differences are event location and

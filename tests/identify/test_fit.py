@@ -168,6 +168,7 @@ def swing_estimator(swing):
     return idf.make_estimator(start, names, exp, rtol=1e-14, atol=1e-14, max_steps=200)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_the_solve_returns_the_cost_and_jacobian_of_the_point_it_returns(swing):
     """Estimator.solve's cost and Jacobian (the search's own, kept by BestSoFarLeastSquares with
     the point it keeps) equal a fresh evaluation at θ̂; the report and the multi-start choice rely

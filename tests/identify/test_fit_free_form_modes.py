@@ -49,6 +49,7 @@ def families(rng):
 
 
 @pytest.mark.parametrize("root", ["clamped", "pinned", "free"])
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_root_conditions_hold_exactly_and_strain_is_unchanged(root):
     """Subtracting the root's rigid-body motion: W~(0) = 0 (clamped, pinned), Theta~(0) = 0
     (clamped), curvature dTheta and shear dW − Theta unchanged (no strain added), whatever the

@@ -28,6 +28,7 @@ def fe_dict(n=3, **kw):
     return {"frequencies_hz": w / (2 * np.pi), "mode_shapes": {"x": x, "w": (W / W[-1]).T}}
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_locked_frequencies_equal_the_frequency_equation_and_shapes_the_fe_beam(hub_model):
     rep = idf.modal_report(hub_model, "link", reference=fe_dict())
     hz = np.asarray(elastic_frequencies(3, **HUB)) / (2 * np.pi)
@@ -84,6 +85,7 @@ def _free_response(t, f, zeta, amps, rng=None, sigma=0.0):
     return y if rng is None else y + sigma * rng.standard_normal(y.shape)
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_measured_frequencies_matrix_pencil():
     """Noise-free: exact (damped modes too). With white noise: unbiased, rms error within 2.5× the
     Cramér–Rao bound of undamped sinusoids, σ_ω² = 12 σ² / (Σ_c A_c² N (N² − 1)) per sample (Rife &

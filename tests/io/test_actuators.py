@@ -79,6 +79,7 @@ def test_forces_and_accelerations_equal_mujoco(small):
     assert clamped >= 3  # ctrlrange and forcerange were exercised
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_ctrl_drives_simulate_and_rollout_like_mujoco(small):
     mm, md, m_xml, _ = small
     u = np.array([0.7, 0.4, -0.2, 0.3])
@@ -165,6 +166,7 @@ def test_actuated_panda_follows_mujoco():
     assert np.abs(md.qpos[:7] - mm.qpos0[:7]).max() > 0.1  # the servos moved the arm
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_refusals_name_the_actuator():
     xml = XML.replace('<velocity name="v3" joint="j3" kv="7" gear="0.5"/>',
                       '<general name="filt" joint="j3" dyntype="filter" dynprm="0.1"/>')

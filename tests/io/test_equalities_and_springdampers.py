@@ -40,6 +40,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_linear_couplings_load_as_mimics_and_match_mujoco_projected(case, tmp_path):
     """Both readers give the same model; at random coupled states the accelerations equal
     MuJoCo's unconstrained ``qacc`` projected onto the coupling with MuJoCo's own ``M`` (the

@@ -42,6 +42,7 @@ def files(tmp_path_factory):
     return path, ds.load_mjcf(path), mujoco.MjModel.from_xml_path(str(path))
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_fluid_and_tendon_forces_equal_mujocos(files):
     """At random states (the joints off the tendon's rest length): ``J^T`` of our fluid wrenches
     equals ``qfrc_fluid`` and the tendon's passive force ``qfrc_spring + qfrc_damper`` minus the
@@ -103,6 +104,7 @@ def test_gradients_with_respect_to_fluid_and_tendon_parameters(files):
         np.testing.assert_allclose(J[:, i], fd, rtol=1e-9, atol=1e-12 * np.abs(fd).max())
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_forward_dynamics_derivatives_with_springs_away_from_rest():
     """``∂v̇/∂τ = M⁻¹`` with joint springs stretched: the implicit-function derivatives apply
     ``M⁻¹`` by a forward pass at rest, which must not feel the springs (it did: off by 50×)."""

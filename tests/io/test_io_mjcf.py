@@ -376,6 +376,7 @@ def test_to_from_mujoco_round_trip_under_jit():
 
 
 @needs_mujoco
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_to_mujoco_velocities_mean_what_mujoco_means():
     """World velocities of sites from MuJoCo (``mj_objectVelocity``) at ``to_mujoco``'s qvel equal
     diffsim's ``point_velocity`` at ``v``."""

@@ -137,6 +137,7 @@ def test_limits_are_ignored_and_paths_load(tmp_path):
 
 
 @pytest.mark.parametrize("floating_base", [False, True])
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_arm_matches_pinocchio(floating_base):
     pin = pytest.importorskip("pinocchio")
     model = load_urdf(ARM, floating_base=floating_base)

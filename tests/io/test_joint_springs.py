@@ -50,6 +50,7 @@ def test_springs_are_read(loaded):
     np.testing.assert_allclose(off.stiffness, 0.0)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_forward_dynamics_with_springs_matches_mujoco(loaded):
     mm, model = loaded
     mm.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
@@ -68,6 +69,7 @@ def test_forward_dynamics_with_springs_matches_mujoco(loaded):
     assert worst <= 1e-12, worst
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_spring_potential_is_the_generalised_force(loaded):
     """``g(q) = ∂V/∂q`` on the hinge and slide coordinates (V: gravity + springs)."""
     _, model = loaded

@@ -166,6 +166,7 @@ def test_full_coordinates_and_second_route(model, fd, fd_r):
     np.testing.assert_allclose(reduced_inverse_dynamics(model, q_r, v_r, reduce_v(model, a)), G.T @ tau, atol=1e-12)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_chain_equals_composed():
     """A mimic of a mimic is the composed coupling (q4 = 2 (0.7 q2 + 0.2) − 0.1 = 1.4 q2 + 0.3)."""
     chain = ds.load_urdf(tiny_urdf(CHAIN))

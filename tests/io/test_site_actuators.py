@@ -72,6 +72,7 @@ def _state(rng, mm):
     return qpos, rng.normal(size=mm.nv)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_site_actuators_equal_mujoco(arm):
     mm, md, m_xml, m_mj = arm
     fn = jax.jit(lambda m, q, v, u: (ds.actuation(m).force(u, q, v, m), ds.actuation(m)(u, q, v, m),
@@ -148,6 +149,7 @@ def test_unknown_sites_are_refused_naming_the_actuator():
         ds.actuation(load_mjcf(xml))
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_site_actuation_under_vmap_and_in_float32(arm):
     """The same function batched (``vmap`` = a loop to round-off) and in float32 (relative error
     4.6e-7 measured against float64: float32's resolution times the moment arms' conditioning)."""

@@ -244,11 +244,13 @@ def test_random_models_cover_the_features():
     assert expected <= seen, expected - seen
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_mass_matrix(case):
     err = max(rel_err(case["M"][k], case["mj"]["M"][k]) for k in range(N_STATES))
     assert err <= RTOL, err
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_bias_forces_with_damping(case):
     err = max(rel_err(case["bias"][k], case["mj"]["bias"][k]) for k in range(N_STATES))
     assert err <= RTOL, err

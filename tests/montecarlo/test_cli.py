@@ -42,6 +42,7 @@ def test_montecarlo_cli_writes_the_contract_and_resumes(tmp_path):
     assert cli(["montecarlo", "spin-up-beam", "--samples", "4", "--vary", "K~normal(1,2)", "--out", out + "y"]) == 2
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_cpu_devices_default_to_the_core_count_before_jax_starts():
     """``diffsim montecarlo`` shards over one CPU device per core (one per process in a multi-host
     run); an explicit count that can no longer be applied is a user error, not ignored."""

@@ -37,6 +37,7 @@ def reference():
     return mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=40, progress=False)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_results_do_not_depend_on_chunk_size_and_match_single_runs(reference):
     other = mc.run(pendulum_system(), DISTS, 40, qmax, chunk_size=8, progress=False)
     for k in reference.statistics:
@@ -55,6 +56,7 @@ def test_results_do_not_depend_on_chunk_size_and_match_single_runs(reference):
     assert 0.5 <= reference.draws["body.arm.mass"].min() and reference.draws["body.arm.mass"].max() <= 1.5
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_chunk_size_is_chosen_from_the_memory_budget(reference):
     """chunk_size=None: the chunk is the budget over the compiled bytes per sample (a probe chunk's
     memory_analysis), and the results are those of any other chunking."""
@@ -111,6 +113,7 @@ def test_save_writes_the_contract(reference, tmp_path):
     assert (tmp_path / "hist_qmax.png").exists() and (tmp_path / "sensitivity.png").exists()
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_quantile_bands_over_time(tmp_path):
     """save(bands={name: t}): the quantiles of a time-series statistic over time, as a figure;
     the bands are the per-time quantiles of the samples' paths."""

@@ -49,11 +49,13 @@ def test_bad_input_is_refused_with_a_clear_message(changes, error, match):
         _solve(**changes)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_a_non_finite_cost_at_the_initial_guess_is_refused():
     with pytest.raises(ValueError, match="cost at the initial guess is not finite"):
         _solve(terminal_cost=lambda q, v: jnp.log(-jnp.sum(q**2)), max_iter=1)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_sensitivity_refuses_a_batch_and_bad_solver():
     p = _solve(max_iter=1)
     with pytest.raises(ValueError, match="solver must be"):

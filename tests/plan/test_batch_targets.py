@@ -7,6 +7,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from plan_models import pendulum
 
 import diffsim as ds
@@ -27,6 +28,7 @@ def _solve(goal):
                          tau_limits=(-6.0, 6.0), tol=1e-12)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_goals_under_vmap_are_each_reached():
     plans = jax.jit(jax.vmap(_solve))(GOALS[:, None])
     assert np.all(np.asarray(plans.status) == ds.plan.PlanStatus.CONVERGED)

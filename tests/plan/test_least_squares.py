@@ -87,6 +87,7 @@ def test_least_squares_value_and_gradient_equal_the_scalar_cost():
     assert costs.Sum(RUN_MIXED, run_exact).terms == (*RUN_MIXED.terms, run_exact)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_quadratic_model_is_gauss_newton_for_residuals_and_exact_otherwise():
     """At z with a non-zero residual: the model's gradient is the exact one for both; the Hessian
     is 2 JᵀWJ for LeastSquares (differs from the exact Hessian by 2 Σ w r ∇²r) and the exact one

@@ -69,6 +69,7 @@ def planned():
     return model, contact, plan
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_the_box_is_pushed_to_its_target_through_the_contact(planned):
     model, contact, plan = planned
     assert int(plan.status) == int(ds.plan.PlanStatus.CONVERGED), plan.status
@@ -104,6 +105,7 @@ def test_rk4_plan_converges_to_the_adaptive_compliant_simulation(planned):
     assert 10.0 < e1 / e2 < 24.0 and 10.0 < e2 / e4 < 24.0, (e1, e2, e4)  # fourth order: 16 per halving
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_objective_gradient_through_contact_matches_central_differences(planned):
     model, contact, plan = planned
     prob = make_problem(model, Q0, jnp.zeros(2), horizon=N, dt=DT, running_cost=running, terminal_cost=terminal,

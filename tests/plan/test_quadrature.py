@@ -60,6 +60,7 @@ def rel(a, b):
     return float(jnp.max(jnp.abs(a - b)) / jnp.maximum(jnp.max(jnp.abs(b)), 1e-300))
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_cost_and_local_models_equal_the_stage_average_written_at_the_knots(problems):
     rk4, knot = problems
     us = 0.5 * jax.random.normal(jax.random.PRNGKey(0), (N, 2))
@@ -91,6 +92,7 @@ def _with_ad_tangents(problem):
     return ADTangents(**{f.name: getattr(problem, f.name) for f in dataclasses.fields(problem)})
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_local_models_with_analytic_tangents_equal_forward_mode_ad(problems):
     """DDP's local models with the analytical derivatives = with AD tangents (the rk4 quadrature:
     step Jacobians, stage-state Jacobians through the chain rule, a plain term's exact Hessian)."""

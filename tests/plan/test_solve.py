@@ -99,6 +99,7 @@ def test_box_limits_are_respected_active_and_the_projected_gradient_vanishes(pen
     assert bool(jnp.all(jnp.where(at, g * jnp.sign(p.u) <= 0, True)))
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_jit_vmap_over_initial_states(pend, swing_ddp):
     q0s = jnp.array([[math.pi / 2], [math.pi / 2 + 0.2], [math.pi / 2 - 0.3]])
 
@@ -124,6 +125,7 @@ def test_float32_plans_reach_the_float64_optimum(pend, swing_ddp):
     assert abs(float(p.q[-1, 0]) - UP) < 1e-3
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_a_diverging_solve_returns_a_status_and_finite_best_iterate(pend):
     def run(q, v, tau):  # unbounded below: the faster the better
         return -jnp.sum(v**2) + 1e-3 * jnp.sum(tau**2)
@@ -178,6 +180,7 @@ def test_free_floating_base_is_unactuated_and_the_tip_reaches_its_target():
 
 
 @pytest.mark.parametrize("which", ["two_link", pytest.param("floating", marks=pytest.mark.slow)])
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_objective_gradient_matches_central_differences(which):
     target = jnp.array([0.8, 0.45, 0.2])
     if which == "floating":  # through the base quaternion, with an unactuated base
@@ -211,6 +214,7 @@ def test_objective_gradient_matches_central_differences(which):
         np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-10)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_cem_baseline_improves_and_stays_in_the_box(pend, swing_ddp):
     p = ds.plan.solve(pend, DOWN, jnp.zeros(1), **SWING, method="cem", tau_limits=(-6.0, 6.0),
                       key=jax.random.PRNGKey(1), max_iter=30)

@@ -60,6 +60,7 @@ def test_setting_a_spring_solves_the_frequency_equation_once(held):
     np.testing.assert_array_equal(np.asarray(fb.deflection(x)), np.asarray(fb.spec.deflection(x)))
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_held_hub_mode_oscillates_at_its_frequency(held):
     """δ_k(0) = a, the others 0: δ_k = a cos ω_k t (ω_k from the frequency equation, so the link's
     K holds the spring's strain energy and M the tip's inertia). The remainder is geometric

@@ -87,6 +87,7 @@ def two_points_one_step(request):
     return traj, np.sqrt(2 * h / g), np.sqrt(2 * (h + dh) / g)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_two_points_crossing_in_one_step_are_located_in_order(two_points_one_step):
     traj, t_low, t_high = two_points_one_step
     assert int(traj.status) == ds.Status.SUCCESS, traj.message

@@ -59,6 +59,7 @@ def _rel_err(J, ref):
     return np.max(np.abs(np.asarray(J) - ref), axis=0) / np.max(np.abs(ref), axis=0)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_controlled_sensitivities_through_an_impact_match_the_independent_model(controlled, reference):
     """Bound 1e-6: the tangents are held to rtol 1e-10 per step (~10³ steps through the contact:
     ≤ 1e-7 accumulated) and the reference is good to ~2.5e-7. Measured 2e-8 (K) and 3e-9 (c_r);
@@ -95,6 +96,7 @@ def test_one_direction_many_directions_and_a_batch_of_points_agree(controlled, r
     assert np.max(np.abs(JB[1] - np.asarray(jac(U[1])))) < 1e-9 * np.max(np.abs(J))
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_reverse_mode_is_refused(controlled):
     """The augmented solve is one loop over state and tangents: reverse mode cannot split it and
     says so (use the system's default adjoint for ``grad``)."""

@@ -148,6 +148,7 @@ def test_newmark_trapezoidal_amplification_and_period():
         np.testing.assert_allclose(np.max(np.angle(ev)), 2 * np.arctan(wh / 2), rtol=1e-10)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_adaptive_stepping_meets_tolerance():
     T, args, q0 = 10.0, (1.0, 0.02, 1.0), 2.0
     y0 = (jnp.array([q0]), jnp.array([0.0]), None)

@@ -30,6 +30,7 @@ def test_rollout_is_fourth_order_with_rotations_and_matches_simulate():
         np.testing.assert_allclose(jnp.linalg.norm(q[:, s:e], axis=1), 1.0, atol=1e-14)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_rollout_gradient_and_vmap():
     b = ds.ModelBuilder(gravity=(0, 0, -9.81))
     b.add_body("l1", joint="revolute", axis=[0, 1, 0], mass=1.0, com=[0.3, 0, 0], inertia=[0.01, 0.03, 0.03], damping=0.05)

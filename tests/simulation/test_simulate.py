@@ -115,6 +115,7 @@ def test_nonfinite_state_is_reported_never_silent():
         ds.simulate(m, q0.at[0].set(jnp.nan), v0, 1.0)
 
 
+@pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_progress_bar_runs_and_changes_nothing(capsys):
     m = arm()
     q0, v0 = jnp.zeros(3), jnp.ones(3)

@@ -57,6 +57,7 @@ def same(a, b):
     assert int(a.status) == int(b.status)
 
 
+@pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_simulate_system_equals_the_call_style():
     m = pendulum_arm()
     q0, v0 = jnp.array([0.3, -0.2]), jnp.array([0.0, 0.5])
