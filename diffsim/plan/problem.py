@@ -141,6 +141,7 @@ class Problem(eqx.Module):
 
         return total
 
+    @eqx.filter_jit  # eagerly (a plan's result, a user's check) one compile per problem structure
     def rollout(self, us):
         """States ``q`` [N+1, nq], ``v`` [N+1, nv] under the open-loop controls ``us`` [N, nu]."""
 
@@ -165,6 +166,7 @@ class Problem(eqx.Module):
         run = jax.vmap(lambda k, q, v, u: self.step_cost(k, q, v, u)[1])(ks, qs[:-1], vs[:-1], us)
         return jnp.sum(run) + self.terminal_cost(qs[-1], vs[-1])
 
+    @eqx.filter_jit  # eagerly (a plan's result, a user's check) one compile per problem structure
     def rollout_cost(self, us):
         """``(q [N+1, nq], v [N+1, nv], J)``: :meth:`rollout` and :meth:`trajectory_cost` in one pass
         (each step's running cost from the step itself)."""
