@@ -222,11 +222,11 @@ def _outputs(theory):
     return names, jax.jit(f)
 
 
-@pytest.mark.parametrize("theory", ["euler_bernoulli", pytest.param("timoshenko", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("theory", ["euler_bernoulli", "timoshenko"])
 @pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
 def test_derivatives_match_central_differences(theory):
     """dw/dp and d(W, Theta at 4 points)/dp by the implicit function theorem vs central FD, every
-    parameter (the Timoshenko case, 11 parameters, compiles for ~20 s: slow set)."""
+    parameter (the Timoshenko case, 11 parameters, compiles for ~20 s)."""
     names, f = _outputs(theory)
     base = dict(ALL, kAG=ALL["EI"] / ALL["L"] ** 2 * 40, rhoI=ALL["rhoA"] * ALL["L"] ** 2 * 2e-3)
     p = jnp.array([base[k] for k in names])

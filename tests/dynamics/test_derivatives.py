@@ -114,15 +114,13 @@ def test_aba_derivatives_equal_central_differences(case):
         assert rel(J, jnp.stack(cols, 1)) <= 1e-7, (name, arg)
 
 
-@pytest.mark.parametrize("name", ["branched", pytest.param("random", marks=pytest.mark.slow),
-                                  pytest.param("floating", marks=pytest.mark.slow),
-                                  pytest.param("ur5", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", ["branched", "random", "floating", "ur5"])
 @pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_analytic_tangents_equal_the_default_derivatives(name):
     """``tangents="analytic"``: the same values and, in forward and reverse mode, the same
     derivatives as the default rules — for state, torque and body-force tangents, for tangents of
     the model's parameters (the ordinary JVP is added for those), and under ``vmap``. (~40 s of
-    compilation per tree: the branched one, which has every feature, in the fast subset.)"""
+    compilation per tree.)"""
     m = MODELS[name]()
     q, v, tau, f = _state(m, 2)
 

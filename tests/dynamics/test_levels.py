@@ -15,12 +15,10 @@ from diffsim.dynamics.rnea import inverse_dynamics_rigid
 from diffsim.model.random import random_tree
 
 MIXED = ("revolute", "prismatic", "spherical", "planar", "fixed")
-TREES = [  # (seed, tree, product forms checked): the fast case checks the default's
+TREES = [  # (seed, tree, product forms checked): the first case checks the default's
     (1, dict(n_bodies=7, joint_types=MIXED, base="free", n_arms=3, damping=True), ("dot",)),
-    pytest.param(1, dict(n_bodies=7, joint_types=MIXED, base="free", n_arms=3, damping=True), levels.PRODUCTS,
-                 marks=pytest.mark.slow),
-    pytest.param(3, dict(n_bodies=6, joint_types=MIXED, base=None, n_arms=2, damping=True), levels.PRODUCTS,
-                 marks=pytest.mark.slow),
+    (1, dict(n_bodies=7, joint_types=MIXED, base="free", n_arms=3, damping=True), levels.PRODUCTS),
+    (3, dict(n_bodies=6, joint_types=MIXED, base=None, n_arms=2, damping=True), levels.PRODUCTS),
 ]
 
 

@@ -179,7 +179,7 @@ def test_free_floating_base_is_unactuated_and_the_tip_reaches_its_target():
     assert float(jnp.max(jnp.abs(g(p.u)))) < 1e-5 * float(jnp.max(jnp.abs(g(jnp.zeros_like(p.u)))))
 
 
-@pytest.mark.parametrize("which", ["two_link", pytest.param("floating", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("which", ["two_link", "floating"])
 @pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
 def test_objective_gradient_matches_central_differences(which):
     target = jnp.array([0.8, 0.45, 0.2])
