@@ -12,7 +12,14 @@
   passes preserve IEEE semantics (XLA's fast math is off), so values change at most by the
   fused multiply-adds that the optimiser forms. The library, its CLI, the benchmarks and the
   experiments keep XLA's default (optimised code for long runs); the CLI's subprocesses in
-  the tests inherit the test setting.
+  the tests inherit the test setting. The level is set through JAX's
+  ``jax_disable_most_optimizations`` (read at each compile), so a test whose time is in running
+  its programs is marked ``optimized`` and compiles at level 1: measured on the 10-s energy
+  balance of a flexible arm, compile 25 -> 22 s, run 33 -> 12.5 s; on a compile-bound module
+  (tests/simulation/test_system.py) level 1 costs ~25 % more compile, so it is not the default.
+* One OpenBLAS thread per process (``OPENBLAS_NUM_THREADS=1``): with both cores busy (the two
+  workers), OpenBLAS's own threads wait on each other — the matrix-pencil test (42 SVDs of
+  1401 x 234) took 55 s beside two busy cores and 1.6 s with one thread.
 * Compiled programs are released at the end of a test module once the worker holds more than
   20 000 memory mappings (``jax.clear_caches``). XLA's CPU
   backend maps ~3 memory regions per compiled executable (measured: 300 small programs add 970
@@ -34,11 +41,20 @@ import os
 import pathlib
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=false --xla_cpu_multi_thread_eigen=false "
-                      "--xla_backend_optimization_level=0")
+                      "--xla_backend_optimization_level=1")
+# LLVM level 0 unless a test is marked ``optimized`` (:func:`pytest_runtest_protocol`); inherited by
+# the CLI subprocesses and the notebook kernels
+os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
+# one OpenBLAS thread per process (workers, subprocesses, kernels: they inherit it; this process
+# loaded numpy before this file, its own setting comes from its environment)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
+#: Level 0 by default (JAX_DISABLE_MOST_OPTIMIZATIONS=0 compiles every test at level 1)
+LEVEL_0 = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].lower() not in ("0", "false", "no", "off", "n", "f")
+jax.config.update("jax_disable_most_optimizations", LEVEL_0)
 
 import pytest  # noqa: E402
 
@@ -97,6 +113,25 @@ def pytest_collection_modifyitems(config, items):
     for k, item in enumerate(items):
         first.setdefault(_unit(item), k)
     items.sort(key=lambda it: (-float(seconds.get(_unit(it), 0.0)), first[_unit(it)]))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test marked ``optimized`` (its time is in running programs, not in compiling them)
+    compiles with LLVM's optimisation level 1 (``XLA_FLAGS``) instead of level 0, through setup,
+    call and teardown, and so do the subprocesses it starts. Programs compiled before it (module
+    fixtures of earlier tests) are reused as they are: the level changes speed, not results."""
+    if item.get_closest_marker("optimized") is None or not LEVEL_0:
+        yield
+        return
+    env = os.environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS")
+    jax.config.update("jax_disable_most_optimizations", False)
+    os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "0"
+    try:
+        yield
+    finally:
+        jax.config.update("jax_disable_most_optimizations", True)
+        os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] = env
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown when it is not loaded

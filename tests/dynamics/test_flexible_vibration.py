@@ -21,6 +21,7 @@ def _cantilever(modes, EI=2.0, mu=0.5, L=1.5):
 
 
 @pytest.mark.slow
+@pytest.mark.optimized  # its time is in running its programs: LLVM level 1 (tests/conftest.py)
 def test_cantilever_frequencies_from_free_vibration():
     """Clamped–free Euler–Bernoulli beam on a fixed base, Ritz with polynomial shapes η², …, η⁷
     (not the eigenfunctions): the first three frequencies, measured from the simulated free
@@ -74,6 +75,7 @@ def _energy_run(m, q0, v0):  # the model is an argument: damped and undamped sha
 
 
 @pytest.mark.slow
+@pytest.mark.optimized  # its time is in running its programs: LLVM level 1 (tests/conftest.py)
 @pytest.mark.parametrize("damped", [False, True])
 def test_energy_balance_over_10s(damped):
     """Undamped: T + V constant to 1e-8 relative over 10 s; damped: T + V + W_D constant to the

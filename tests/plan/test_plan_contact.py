@@ -134,6 +134,7 @@ def test_memory_laws_and_stateful_friction_are_refused():
 
 
 @pytest.mark.slow  # compiles the batched DDP
+@pytest.mark.optimized  # its time is in running its programs: LLVM level 1 (tests/conftest.py)
 def test_plans_through_contact_under_vmap(planned):
     """Two initial pusher positions (touching, and 5 mm into the box) solved at once under
     ``vmap``: each reaches the target, and the batch equals the single solve."""

@@ -136,6 +136,7 @@ def _experiment(o, sigma=1e-4, seed=1):
 
 
 @pytest.mark.slow  # compiling the forward-mode Jacobian through the simulation: ~90 s on 2 shared cores
+@pytest.mark.optimized  # its time is in running its programs: LLVM level 1 (tests/conftest.py)
 def test_fit_objective_gradient_matches_central_differences():
     """∇ ½Σr² = Jᵀr (forward mode, the fit's own Jacobian) vs central FD in the fit's θ (log EI,
     log k_root, log m_t, J_t). At rtol 1e-11 they agree to ~1e-6 (measured 1.4e-7, 8.8e-7, 1.2e-7;

@@ -35,6 +35,7 @@ def test_spin_up_beam_with_stiffening_matches_the_geometrically_exact_reference(
     assert abs(np.interp(7.5, t, tr["hub_torque"]) - 320.0) < 10.0
 
 
+@pytest.mark.optimized  # its time is in running its programs: LLVM level 1 (tests/conftest.py)
 def test_spin_up_beam_without_stiffening_diverges(tmp_path):
     """The linear assumed-mode model (no foreshortening) at ωs = 6 rad/s > ω₁ = 3.80 rad/s:
     the deflection grows without bound (the run ends at its step budget, reported)."""
