@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "diffsim"
 
 # rank of each top-level package/module of diffsim; imports go to strictly lower ranks
 LAYERS = {
-    "_util": 0, "precision": 0, "spatial": 0, "viz": 0,  # helpers that import nothing from diffsim (viz: matplotlib only)
+    "_util": 0, "compiled": 0, "precision": 0, "spatial": 0, "viz": 0,  # helpers that import nothing from diffsim (viz: matplotlib only)
     "options": 0, "models": 0,  # pure Python: option declarations, packaged model files (no NumPy, no JAX)
     "catalog": 1,  # the scenarios' declarations (options only): read by `diffsim --help` without JAX
     "beams": 1,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ..compiled import compiled
 from ..model import joints as jt
 from ..model.mimic import couple
 from ..model.model import Model, neutral_configuration
@@ -25,12 +26,14 @@ def _per_joint(model: Model, fn, *vecs, kinds, modal=None):
 
 
 @full_precision
+@compiled
 def configuration_rate(model: Model, q, v):
     """``q̇ = G(q) v`` (quaternion kinematics for spherical and free joints)."""
     return _per_joint(model, jt.configuration_rate, q, v, kinds="qv", modal=lambda qe, ve: ve)
 
 
 @full_precision
+@compiled
 def integrate(model: Model, q, v, dt=1.0):
     """``q ⊕ v dt`` on the manifold (see :func:`diffsim.model.joints.integrate`)."""
     return _per_joint(
@@ -39,16 +42,19 @@ def integrate(model: Model, q, v, dt=1.0):
 
 
 @full_precision
+@compiled
 def difference(model: Model, q0, q1):
     """``q1 ⊖ q0``: the tangent vector [nv] with ``integrate(q0, difference(q0, q1)) == q1``."""
     return _per_joint(model, jt.difference, q0, q1, kinds="qq", modal=lambda a, b: b - a)
 
 
+@compiled
 def normalize(model: Model, q):
     """Project ``q`` onto the manifold (normalise every quaternion)."""
     return _per_joint(model, jt.normalize, q, kinds="q", modal=lambda qe: qe)
 
 
+@compiled
 def random_configuration(model: Model, key, scale=1.0):
     """A random configuration: ``integrate(neutral, scale · N(0, 1))``, mimic joints coupled to
     their masters."""

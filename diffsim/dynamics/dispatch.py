@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
+from ..compiled import compiled, traced
 from ..model.mimic import couple
 from ..model.model import Model, joint_spring_energy
 from ..precision import full_precision
@@ -98,13 +99,9 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     if tangents == "analytic":
         tau, f_ext = _defaults(model, tau, f_ext)
         return _fd_analytic(model, q, v, tau, f_ext)
-    if not _traced(model, q, v, tau, f_ext):  # called eagerly: one compiled program per model structure
+    if not traced(model, q, v, tau, f_ext):  # called eagerly: one compiled program per model structure
         return _forward_dynamics_compiled(model, q, v, tau, f_ext, RIGID_SCHEDULE)
     return _forward_dynamics(model, q, v, tau, f_ext, None)
-
-
-def _traced(*args) -> bool:
-    return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(args))
 
 
 def _forward_dynamics(model, q, v, tau, f_ext, schedule):
@@ -134,6 +131,7 @@ _forward_dynamics_compiled = eqx.filter_jit(_forward_dynamics)
 
 
 @full_precision
+@compiled
 def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"], a: Float[Array, " nv"],
                      f_ext: Float[Array, "nb 6"] | None = None, *, tangents: str = "ad") -> Float[Array, " nv"]:
     """``τ = M(q) a + C(q, v) v + g(q) + D(v) − Σ Jᵢᵀ f_ext,i`` (RNEA; flexible trees: the
@@ -162,7 +160,7 @@ def mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """``M(q)`` [nv, nv], armature included, symmetric positive definite (CRBA; flexible trees:
     columns of the inverse dynamics). With mimic joints: the tree's, every joint free; the
     coupled system's is ``Gᵀ M G`` (:func:`~.coupled.reduced_mass_matrix`)."""
-    if not _traced(model, q):  # called eagerly (e.g. at load, or to set a default law): compiled once
+    if not traced(model, q):  # called eagerly (e.g. at load, or to set a default law): compiled once
         return _mass_matrix_compiled(model, q)
     return _mass_matrix(model, q)
 
@@ -177,6 +175,7 @@ _mass_matrix_compiled = eqx.filter_jit(_mass_matrix)
 
 
 @full_precision
+@compiled
 def bias_forces(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"],
                 f_ext: Float[Array, "nb 6"] | None = None) -> Float[Array, " nv"]:
     """``C(q, v) v + g(q) + D(v) − Jᵀ f_ext`` (inverse dynamics at zero acceleration)."""
@@ -184,6 +183,7 @@ def bias_forces(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"],
 
 
 @full_precision
+@compiled
 def gravity_forces(model: Model, q: Float[Array, " nq"], *, tangents: str = "ad") -> Float[Array, " nv"]:
     """``g(q)``: generalised gravity forces (flexible trees: plus the elastic forces ``K δ``);
     ``tangents`` as in :func:`inverse_dynamics`."""
@@ -192,6 +192,7 @@ def gravity_forces(model: Model, q: Float[Array, " nq"], *, tangents: str = "ad"
 
 
 @full_precision
+@compiled
 def kinetic_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, ""]:
     """``T = ½ vᵀ M(q) v`` [J]."""
     if model.topology.has_flex:
@@ -200,6 +201,7 @@ def kinetic_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"])
 
 
 @full_precision
+@compiled
 def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
     """Gravity potential ``V = −Σ mᵢ g·cᵢ`` (zero at the world origin) [J]; flexible trees add
     their sections' gravity potential and the strain energy; joint springs add
@@ -210,6 +212,7 @@ def potential_energy(model: Model, q: Float[Array, " nq"]) -> Float[Array, ""]:
 
 
 @full_precision
+@compiled
 def total_energy(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> Float[Array, ""]:
     """``T + V`` [J]."""
     return kinetic_energy(model, q, v) + potential_energy(model, q)

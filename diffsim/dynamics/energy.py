@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from ..compiled import compiled
 from ..model.model import Model
 from ..precision import full_precision
 from .kinematics import body_com, body_velocities, rigid_only, world_transforms
@@ -23,6 +24,7 @@ def potential_energy_rigid(model: Model, q):
 
 
 @full_precision
+@compiled
 def spatial_momentum(model: Model, q, v):
     """Total spatial momentum ``[L; P]`` in world coordinates; ``L`` about the world origin."""
     rigid_only(model, "spatial_momentum")
@@ -32,18 +34,21 @@ def spatial_momentum(model: Model, q, v):
 
 
 @full_precision
+@compiled
 def linear_momentum(model: Model, q, v):
     """``P`` [3], world frame."""
     return spatial_momentum(model, q, v)[3:]
 
 
 @full_precision
+@compiled
 def angular_momentum(model: Model, q, v):
     """About the world origin, world coordinates [3]."""
     return spatial_momentum(model, q, v)[:3]
 
 
 @full_precision
+@compiled
 def centre_of_mass(model: Model, q):
     """Whole-system centre of mass, world frame."""
     rigid_only(model, "centre_of_mass")

@@ -12,6 +12,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from ..compiled import compiled
 from .. import spatial as sp
 from ..model.model import Model
 from ..precision import full_precision
@@ -56,6 +57,7 @@ def frames(model: Model, q, jd: JointData | None = None):
 
 
 @full_precision
+@compiled
 def forward_kinematics(model: Model, q) -> Kinematics:
     """Body poses in the world frame (flexible links: children at the deformed ends)."""
     H = frames(model, q)[0]
@@ -69,6 +71,7 @@ def world_transforms(model: Model, q) -> sp.Transform:
 
 
 @full_precision
+@compiled
 def body_com(model: Model, q):
     """World-frame centres of mass ``[nb, 3]``."""
     k = forward_kinematics(model, q)
@@ -76,6 +79,7 @@ def body_com(model: Model, q):
 
 
 @full_precision
+@compiled
 def site_poses(model: Model, q, kin: Kinematics | None = None):
     """World rotation ``[ns, 3, 3]`` and position ``[ns, 3]`` of every site (from ``kin``, the
     body poses at ``q``, when the caller has them)."""
@@ -101,6 +105,7 @@ def sections_world(model: Model, q, i: int):
 
 
 @full_precision
+@compiled
 def body_velocities(model: Model, q, v, jd: JointData | None = None):
     """Spatial velocity ``[ω; v]`` of each body ``[nb, 6]``, body coordinates, at the body
     origin (rigid trees)."""
@@ -110,6 +115,7 @@ def body_velocities(model: Model, q, v, jd: JointData | None = None):
 
 
 @full_precision
+@compiled
 def point_velocity(model: Model, q, v, body: int, point):
     """World-frame velocity of a point fixed to ``body`` (``point`` in body coordinates)."""
     k = forward_kinematics(model, q)
@@ -118,6 +124,7 @@ def point_velocity(model: Model, q, v, body: int, point):
 
 
 @full_precision
+@compiled
 def point_jacobian(model: Model, q, body: int, point):
     """``J`` [3, nv] with ``ṗ_world = J v`` for a point fixed to ``body`` (body coordinates).
 

@@ -1,0 +1,43 @@
+"""diffsim.compiled: public array functions run as one compiled program wherever they are called
+(eagerly, under an eager ``vmap`` / ``jvp``), with the values of the function as written."""
+
+import logging
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import diffsim as ds
+from diffsim.model.random import random_tree
+
+
+def _compiles(caplog, f):
+    caplog.clear()
+    with jax.log_compiles(), caplog.at_level(logging.DEBUG):
+        out = jax.block_until_ready(f())
+    return out, [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
+
+
+def test_eager_vmap_and_jvp_compile_one_program_each_and_equal_the_function_as_written(caplog):
+    m = random_tree(4, n_bodies=3, joint_types=("revolute", "spherical"), base="free")
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    Q = jnp.stack([ds.random_configuration(m, k) for k in keys])
+    V = jax.random.normal(jax.random.PRNGKey(1), (4, m.nv))
+    A = jax.random.normal(jax.random.PRNGKey(2), (4, m.nv))
+    for name in ("total_energy", "inverse_dynamics", "body_com", "integrate", "configuration_rate"):
+        fn = getattr(ds, name)
+        args = {"total_energy": (Q, V), "inverse_dynamics": (Q, V, A), "body_com": (Q,),
+                "integrate": (Q, V), "configuration_rate": (Q, V)}[name]
+        got, msgs = _compiles(caplog, lambda: jax.vmap(lambda *a: fn(m, *a))(*args))  # noqa: B023
+        assert len(msgs) == 1, (name, msgs)  # the batched program (op by op: one per new primitive)
+        with jax.disable_jit():  # op by op, as it ran before
+            want = jax.vmap(lambda *a: fn(m, *a))(*args)  # noqa: B023
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=name)
+    # an eager jvp: one program; with no forces but gravity (no damping) T + V is conserved
+    q, v = Q[0], V[0]
+    a = ds.forward_dynamics(m, q, v)
+    qd = ds.configuration_rate(m, q, v)
+    (_, dE), msgs = _compiles(caplog, lambda: jax.jvp(lambda q, v: ds.total_energy(m, q, v), (q, v), (qd, a)))
+    assert len(msgs) == 1, msgs
+    _, dT = jax.jvp(lambda v: ds.kinetic_energy(m, q, v), (v,), (a,))
+    assert abs(float(dE)) <= 1e-12 * abs(float(dT)), (dE, dT)
