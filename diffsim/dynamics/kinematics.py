@@ -12,8 +12,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ..compiled import compiled
 from .. import spatial as sp
+from ..compiled import compiled
 from ..model.model import Model
 from ..precision import full_precision
 from .sections import section_pose
