@@ -24,10 +24,10 @@ def test_eager_vmap_and_jvp_compile_one_program_each_and_equal_the_function_as_w
     Q = jnp.stack([ds.random_configuration(m, k) for k in keys])
     V = jax.random.normal(jax.random.PRNGKey(1), (4, m.nv))
     A = jax.random.normal(jax.random.PRNGKey(2), (4, m.nv))
-    for name in ("total_energy", "inverse_dynamics", "body_com", "integrate", "configuration_rate"):
+    cases = {"total_energy": (Q, V), "inverse_dynamics": (Q, V, A), "body_com": (Q,), "integrate": (Q, V),
+             "configuration_rate": (Q, V)}
+    for name, args in cases.items():
         fn = getattr(ds, name)
-        args = {"total_energy": (Q, V), "inverse_dynamics": (Q, V, A), "body_com": (Q,),
-                "integrate": (Q, V), "configuration_rate": (Q, V)}[name]
         got, msgs = _compiles(caplog, lambda: jax.vmap(lambda *a: fn(m, *a))(*args))  # noqa: B023
         assert len(msgs) == 1, (name, msgs)  # the batched program (op by op: one per new primitive)
         with jax.disable_jit():  # op by op, as it ran before

@@ -156,22 +156,14 @@ def inverse_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
 
 
 @full_precision
+@compiled
 def mass_matrix(model: Model, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """``M(q)`` [nv, nv], armature included, symmetric positive definite (CRBA; flexible trees:
     columns of the inverse dynamics). With mimic joints: the tree's, every joint free; the
     coupled system's is ``Gᵀ M G`` (:func:`~.coupled.reduced_mass_matrix`)."""
-    if not traced(model, q):  # called eagerly (e.g. at load, or to set a default law): compiled once
-        return _mass_matrix_compiled(model, q)
-    return _mass_matrix(model, q)
-
-
-def _mass_matrix(model: Model, q):
     if model.topology.has_flex:
         return mass_matrix_flexible(model, q)
     return mass_matrix_crba(_swept(model)[0], q)
-
-
-_mass_matrix_compiled = eqx.filter_jit(_mass_matrix)
 
 
 @full_precision
