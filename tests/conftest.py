@@ -29,6 +29,12 @@
   an abort inside ``backend_compile_and_load`` (reproduced with ``vm.max_map_count`` lowered to
   3000: the crash comes at ~2900 maps). With the release a worker peaked at 28.6k maps and
   6.5 GB in a full run (it grew to 8.4 GB and crashed before).
+* Python's cyclic garbage collector runs its young generation every 50 000 allocations instead
+  of 700 (``gc.set_threshold``): tracing allocates millions of short-lived objects, and in a
+  process that holds many traced programs each collection that reaches the oldest generation
+  walks all of them. Measured on tests/simulation/test_system.py (one process): 19 full
+  collections, 6.6-8.0 s of 150 s, with the default thresholds; 1.1 s with these. Cycles are still
+  collected (the old generations follow the young one's count), later.
 * ``--dist loadfile`` keeps a module's tests on one worker (they share compiled functions through
   module fixtures), except the notebooks: each end-to-end notebook run is its own unit, so the
   ~7 minutes of notebooks are shared by the workers (:func:`pytest_xdist_make_scheduler`), and
@@ -57,6 +63,8 @@ LEVEL_0 = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].lower() not in ("0", "fal
 jax.config.update("jax_disable_most_optimizations", LEVEL_0)
 
 import pytest  # noqa: E402
+
+gc.set_threshold(50_000, 10, 10)
 
 
 #: Release compiled programs once the process holds this many memory mappings (a third of

@@ -38,11 +38,21 @@ def swing():
     return truth, measured(truth, seed=1)
 
 
-@pytest.mark.slow  # 7-12 s of compile: the full suite runs it, the fast subset (<= 3 min) does not
-def test_joint_viscous_and_coulomb_friction_are_recovered(swing):
+FRICTION = ["joint.arm.damping", "joint.arm.frictionloss"]
+
+
+@pytest.fixture(scope="module")
+def friction_fit(swing):
+    """The start and the fit of the joint's viscous and Coulomb friction (shared: the batched
+    test compares other searches with it)."""
     truth, exp = swing
     start = ds.set_params(truth, {"joint.arm.damping": 0.1, "joint.arm.frictionloss": 0.05})
-    res = idf.fit(start, ["joint.arm.damping", "joint.arm.frictionloss"], exp)
+    return start, idf.fit(start, FRICTION, exp)
+
+
+@pytest.mark.slow  # 7-12 s of compile: the full suite runs it, the fast subset (<= 3 min) does not
+def test_joint_viscous_and_coulomb_friction_are_recovered(friction_fit):
+    _, res = friction_fit
     assert res.converged, res.status
     for name, true in (("joint.arm.damping", 0.05), ("joint.arm.frictionloss", 0.02)):
         lo, hi = res.ci95[name]
@@ -204,7 +214,7 @@ def test_fitted_values_differentiate_through_the_data(swing_estimator):
 
 
 @pytest.mark.slow
-def test_batched_fits_multistart_and_fd_jacobian_reach_the_same_optimum(swing, swing_estimator):
+def test_batched_fits_multistart_and_fd_jacobian_reach_the_same_optimum(swing, swing_estimator, friction_fit):
     """vmap over data sets = one fit per data set; multi-start and finite-difference Jacobians
     (the mujoco.sysid approach) reach the forward-mode optimum; a stated σ far below the real
     noise is flagged by the goodness-of-fit check."""
@@ -216,9 +226,8 @@ def test_batched_fits_multistart_and_fd_jacobian_reach_the_same_optimum(swing, s
     one = eqx.filter_jit(lambda e, u: e([{"q.arm": u}])[0])
     for k in range(2):
         np.testing.assert_allclose(batch[k], one(est, Y[k]), rtol=1e-9)
-    start = ds.set_params(truth, {"joint.arm.damping": 0.07, "joint.arm.frictionloss": 0.03})
-    names = ["joint.arm.damping", "joint.arm.frictionloss"]
-    ref = idf.fit(start, names, exp)
+    start, ref = friction_fit
+    names = FRICTION
     for res in (idf.fit(start, names, exp, n_starts=3, spread=0.3), idf.fit(start, names, exp, jacobian="fd")):
         assert res.converged and not res.warnings
         for n in names:

@@ -97,7 +97,8 @@ def test_jit_vmap_grad_match_loops_and_no_recompile():
     assert len(traces) == 3, "changing a parameter value must not recompile"  # f, vmap(final), vmap(by_mass)
     np.testing.assert_allclose(vm, loop_m, rtol=1e-12)
     g_batched = jax.jit(jax.grad(lambda ms: jnp.sum(jax.vmap(by_mass)(ms))))(masses)
-    g_loop = [jax.jit(jax.grad(by_mass))(x) for x in masses]
+    g_one = jax.jit(jax.grad(by_mass))  # one program for the loop (a new jax.grad object would recompile)
+    g_loop = [g_one(x) for x in masses]
     np.testing.assert_allclose(g_batched, g_loop, rtol=1e-10)
 
 
