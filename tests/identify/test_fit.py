@@ -218,7 +218,7 @@ def test_batched_fits_multistart_and_fd_jacobian_reach_the_same_optimum(swing, s
     """vmap over data sets = one fit per data set; multi-start and finite-difference Jacobians
     (the mujoco.sysid approach) reach the forward-mode optimum; a stated σ far below the real
     noise is flagged by the goodness-of-fit check."""
-    truth, exp = swing
+    _, exp = swing
     est = swing_estimator
     y = est.data[0]["q.arm"]
     Y = jnp.stack([y, y + 3 * SIGMA * jnp.sin(jnp.asarray(T))[:, None]])
