@@ -9,8 +9,8 @@ v))(Q, V)`` on a 4-body tree compiled 199 of them (``tests/test_compiled.py``), 
 is static), compiled once per model structure and argument shapes; transformations apply to it
 as to any ``jit``. Inside a user's ``jit`` it is traced once per argument signature and inlined
 by XLA. Measured on six dynamics/contact test modules: 7 891 → 6 607 compiles, wall 364 → 329 s
-on 2 cores; a module that calls them only inside ``jit`` (``tests/simulation/test_system.py``)
-unchanged (492 → 323 compiles, same time).
+on 2 cores; a module that calls them mostly inside ``jit`` (``tests/simulation/test_system.py``)
+492 → 323 compiles in the same time.
 
 Module-level switches that a function reads while tracing (``dispatch.WELD_FIXED``, the rigid
 schedule) are read when its program is traced, as in any ``jit``.
