@@ -60,14 +60,16 @@ class FitError(ValueError):
     transform's domain, too few samples)."""
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True)
 class Param:
-    """One fitted name: its shape, transform and starting value (physical)."""
+    """One fitted name: its shape, transform and starting value (physical). Equal parameters are
+    equal by name, shape and transform: the starting value enters the solve as data (``θ0``), so a
+    fit from another start reuses the compiled search."""
 
     name: str
     shape: tuple
     transform: AbstractTransform
-    initial: np.ndarray
+    initial: np.ndarray = dataclasses.field(compare=False)
 
     @property
     def size(self) -> int:
@@ -90,9 +92,9 @@ def is_inertial(name):
     return len(parts) == 3 and parts[0] == "body" and parts[2] == "inertial"
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True)
 class Layout:
-    """θ (flat, unconstrained) ↔ named physical values."""
+    """θ (flat, unconstrained) ↔ named physical values (equal for equal parameters)."""
 
     params: tuple
 
@@ -142,6 +144,25 @@ class Prepared:
     def channels(self) -> tuple:
         return tuple(self.exp.data)
 
+    @property
+    def observed(self) -> Observed:
+        return Observed(self.channels, tuple(self.fns[ch] for ch in self.channels), self.exp.name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Observed:
+    """What the residuals of one experiment need while they are traced: its channels and their
+    observables. Equal for equal channels and observable functions (the built-in observables are
+    one function per model structure and name, :func:`~.experiment.observable`), whatever the
+    data, σ, starting values or the experiment's name: a refit reuses the compiled programs."""
+
+    channels: tuple
+    fns: tuple  #: the observable of each channel, ``traj -> [T, ...]``
+    name: str = dataclasses.field(compare=False)  #: the experiment's, for error messages
+
+    def predict(self, traj) -> dict:
+        return {ch: fn(traj) for ch, fn in zip(self.channels, self.fns)}
+
 
 def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
     """Each experiment's system (its overrides and inputs; output grid = its sample times; events
@@ -174,17 +195,17 @@ def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
     return out
 
 
-def experiment_residuals(prep: Prepared, system: System, values, data: dict, sigma: dict):
+def experiment_residuals(obs: Observed, system: System, values, data: dict, sigma: dict):
     """Weighted residuals of one experiment (flat; a failed run's all set to
     :data:`FAILED_RESIDUAL`) and its trajectory."""
     traj = simulate(set_params(system, values))
     ok = traj.status == Status.SUCCESS
     rs = []
-    for ch in prep.channels:
+    for ch, fn in zip(obs.channels, obs.fns):
         y = data[ch]
-        pred = jnp.asarray(prep.fns[ch](traj))
+        pred = jnp.asarray(fn(traj))
         if pred.shape != y.shape:
-            raise ExperimentError(f"experiment {prep.exp.name!r}: observable {ch!r} predicts shape {pred.shape}, "
+            raise ExperimentError(f"experiment {obs.name!r}: observable {ch!r} predicts shape {pred.shape}, "
                                   f"the data have {y.shape}")
         r = ((pred - y) / sigma[ch]).ravel()
         rs.append(jnp.where(ok & jnp.isfinite(r), r, FAILED_RESIDUAL))
@@ -193,11 +214,12 @@ def experiment_residuals(prep: Prepared, system: System, values, data: dict, sig
 
 class Residuals(eqx.Module):
     """``r(θ, ȳ)``: the weighted residuals of every experiment (flat). The systems and σ are
-    pytree leaves (differentiable inputs); layout, observables and the Jacobian mode are static."""
+    pytree leaves (differentiable inputs); layout, observables and the Jacobian mode are static,
+    and equal for equal structure (a refit with other data, σ or start compiles nothing new)."""
 
     systems: list
     sigma: list
-    preps: tuple = eqx.field(static=True)
+    observed: tuple = eqx.field(static=True)  #: :class:`Observed` per experiment
     layout: Layout = eqx.field(static=True)
     jacobian: str = eqx.field(static=True)
 
@@ -210,7 +232,7 @@ class Residuals(eqx.Module):
         """Residuals (flat) and, per experiment, ``(residuals, trajectory)``."""
         values = self.layout.values(theta)
         per = [experiment_residuals(p, s, values, d, sg)
-               for p, s, d, sg in zip(self.preps, self.systems, data, self.sigma)]
+               for p, s, d, sg in zip(self.observed, self.systems, data, self.sigma)]
         return jnp.concatenate([r for r, _ in per]), per
 
 
@@ -491,7 +513,7 @@ def estimator(params: Sequence[Param], preps: Sequence[Prepared], *, rtol=1e-8, 
     dtype = preps[0].system.model.dtype
     res = Residuals(systems=[p.system for p in preps],
                     sigma=[{ch: jnp.asarray(p.exp.sigma[ch], dtype) for ch in p.channels} for p in preps],
-                    preps=tuple(preps), layout=layout, jacobian=jacobian)
+                    observed=tuple(p.observed for p in preps), layout=layout, jacobian=jacobian)
     data = [{ch: jnp.asarray(p.exp.data[ch], dtype) for ch in p.channels} for p in preps]
     solver = optx.BestSoFarLeastSquares(LevenbergMarquardt(rtol=rtol, atol=atol, gate_jacobian=jacobian == "fwd"))
     return Estimator(res, data, jnp.asarray(layout.theta0(), dtype), solver, int(max_steps))

@@ -22,6 +22,7 @@ Observable names (:func:`observable`), each a function of a :class:`~diffsim.Tra
 from __future__ import annotations
 
 import csv
+import functools
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -170,14 +171,13 @@ def _component(fn, axis):
 _DEFLECTION = re.compile(r"^deflection\.(?P<body>[^.@]+)\.(?P<axis>[xyz])@(?P<x>.+)$")
 
 
-def _deflection(model, name, body, axis, x):
-    """``deflection.<body>.<y|z|x>@<x>``: the link's centre-line displacement at ``x`` [m] [T]."""
+def _check_deflection(model, name, body, x):
+    """``deflection.<body>.<y|z|x>@<x>`` names a beam link of ``model`` and a point on it."""
     t = model.topology
     bodies = list(t.body_names)
     if body not in bodies or not t.modes[bodies.index(body)]:
         raise ExperimentError(f"observable {name!r}: {body!r} is not a flexible body")
-    i = bodies.index(body)
-    spec = model.flex[i].spec
+    spec = model.flex[bodies.index(body)].spec
     if not hasattr(spec, "deflection"):
         raise ExperimentError(f"observable {name!r}: the link {body!r} is not a beam (diffsim.beam)")
     try:
@@ -187,7 +187,13 @@ def _deflection(model, name, body, axis, x):
     L = float(spec.L)
     if not 0.0 <= xv <= L:
         raise ExperimentError(f"observable {name!r}: position {xv:g} m is off the link [0, {L:g}] m")
-    sl, k = t.e_q_slice(i), _AXES[axis]
+
+
+def _deflection(t, body, axis, x):
+    """The link's centre-line displacement at ``x`` [m] along ``axis`` [T] (checked by
+    :func:`_check_deflection`)."""
+    i = list(t.body_names).index(body)
+    sl, k, xv = t.e_q_slice(i), _AXES[axis], float(x)
 
     def f(tr):
         D = tr.model.flex[i].deflection(jnp.asarray(xv, tr.q.dtype))  # [3, ne]
@@ -196,12 +202,12 @@ def _deflection(model, name, body, axis, x):
     return f
 
 
-def observable(model, name: str, custom: Mapping[str, Callable] | None = None) -> Callable[[Trajectory], jax.Array]:
-    """The function ``traj -> [T, ...]`` predicting the channel ``name`` (module docstring);
-    raises :class:`ExperimentError` naming the valid choices for an unknown one."""
-    if custom and name in custom:
-        return custom[name]
-    t = model.topology
+@functools.lru_cache(maxsize=None)
+def _builtin(t, name: str):
+    """The built-in observable ``name`` of a model with topology ``t``: one function per
+    (structure, name), so that fits of equal structure compare equal (their compiled programs are
+    reused); raises :class:`ExperimentError` for a name the model cannot produce, None for an
+    unknown name."""
     parts = name.split(".")
     head = parts[0]
     if head in ("q", "v") and len(parts) == 2:
@@ -219,7 +225,7 @@ def observable(model, name: str, custom: Mapping[str, Callable] | None = None) -
         return lambda tr: tr.q[:, sl]
     m = _DEFLECTION.match(name)
     if m is not None:
-        return _deflection(model, name, m.group("body"), m.group("axis"), m.group("x"))
+        return _deflection(t, m.group("body"), m.group("axis"), m.group("x"))
     if head == "body" and len(parts) in (3, 4):
         bodies = list(t.body_names)
         if parts[1] not in bodies:
@@ -243,10 +249,25 @@ def observable(model, name: str, custom: Mapping[str, Callable] | None = None) -
         return _component(lambda tr: tr._map_q(lambda q: site_poses(tr.model, q)[1][k]), axis)
     if name == "contact.f_n":
         return lambda tr: tr.contact_forces().f_n
-    extra = f"; or one of {sorted(custom)}" if custom else ""
-    raise ExperimentError(
-        f"unknown observable {name!r}: use q.<joint>, v.<joint>, body.<b>.pos|com|rot, body.<b>.pos.x|y|z, "
-        f"site.<s>.pos, modes.<b>, deflection.<b>.y@<x>, contact.f_n{extra}")
+    return None
+
+
+def observable(model, name: str, custom: Mapping[str, Callable] | None = None) -> Callable[[Trajectory], jax.Array]:
+    """The function ``traj -> [T, ...]`` predicting the channel ``name`` (module docstring);
+    raises :class:`ExperimentError` naming the valid choices for an unknown one. A built-in
+    observable is the same function object for every model of the same structure."""
+    if custom and name in custom:
+        return custom[name]
+    m = _DEFLECTION.match(name)
+    if m is not None:
+        _check_deflection(model, name, m.group("body"), m.group("x"))
+    fn = _builtin(model.topology, name)
+    if fn is None:
+        extra = f"; or one of {sorted(custom)}" if custom else ""
+        raise ExperimentError(
+            f"unknown observable {name!r}: use q.<joint>, v.<joint>, body.<b>.pos|com|rot, body.<b>.pos.x|y|z, "
+            f"site.<s>.pos, modes.<b>, deflection.<b>.y@<x>, contact.f_n{extra}")
+    return fn
 
 
 def predict(traj: Trajectory, channels, fns) -> dict[str, jax.Array]:

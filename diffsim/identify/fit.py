@@ -234,6 +234,40 @@ def make_estimator(system: System, names, experiments, *, observables: Mapping[s
     return _build(system, names, experiments, observables, initial, transforms, rtol, atol, max_steps, jacobian)[2]
 
 
+# The compiled steps of :func:`fit`, module-level functions of the estimator: a fit whose
+# parameters, observables and solver settings equal an earlier one's (other data, σ or starting
+# values) reuses its programs (:class:`~.estimator.Residuals`).
+@eqx.filter_jit
+def _search(est: Estimator, theta0):
+    return est.solve(theta0=theta0)
+
+
+@eqx.filter_jit
+def _search_starts(est: Estimator, starts):
+    """Every start's search in one program, one after another: under ``vmap`` diffrax's event root
+    find raises (lineax, non-finite operator) when batch members locate different events."""
+    return jax.lax.map(lambda th: est.solve(theta0=th), starts)
+
+
+@eqx.filter_jit
+def _at_solution(est: Estimator, theta, jacobian: bool):
+    """Each experiment's weighted residuals and predictions, the Jacobian (``jacobian``: unless
+    the search returned it) and ``G = ∂p/∂θ``: one evaluation gives the report."""
+    def with_aux(th):
+        r, per = est.residuals.evaluate(th, est.data)
+        return r, [(rr, obs.predict(traj)) for obs, (rr, traj) in zip(est.residuals.observed, per)]
+    if jacobian:
+        J, aux = (jax.jacrev if est.residuals.jacobian == "bwd" else jax.jacfwd)(with_aux, has_aux=True)(theta)
+    else:
+        J, aux = None, with_aux(theta)[1]
+    return J, aux, jax.jacfwd(est.layout.physical_flat)(theta)
+
+
+@eqx.filter_jit
+def _intervals(est: Estimator, theta, J, noise_scale):
+    return est.intervals_from_jacobian(theta, J, noise_scale)
+
+
 @full_precision
 def fit(system: System, names, experiments, *, observables: Mapping[str, Callable] | None = None,
         initial: Mapping | None = None, transforms: Mapping | None = None, holdout: Experiment | None = None,
@@ -276,39 +310,22 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
                                 jacobian)
     layout, n_samples, P = est.layout, sum(p.exp.n_samples for p in preps), est.layout.size
 
-    def solve(est, theta0):
-        return est.solve(theta0=theta0)
-
     theta0 = est.theta0
     if n_starts == 1:
-        sol = eqx.filter_jit(solve)(est, theta0)
+        sol = _search(est, theta0)
     else:
         key = jax.random.PRNGKey(0) if key is None else key
         starts = jnp.concatenate([theta0[None], theta0 + spread * jax.random.normal(key, (int(n_starts) - 1, P),
                                                                                       theta0.dtype)])
-        # one compiled program, the starts one after another: under ``vmap`` diffrax's event root
-        # find raises (lineax, non-finite operator) when batch members locate different events
-        sols = eqx.filter_jit(lambda e, s: jax.lax.map(lambda th: solve(e, th), s))(est, starts)
+        sols = _search_starts(est, starts)
         costs = jnp.where(sols.ok, sols.cost, jnp.inf)
         best = int(jnp.argmin(jnp.where(jnp.isfinite(costs), costs, jnp.inf)))
         sol = jax.tree_util.tree_map(lambda a: a[best], sols)
     theta, ok, steps = jnp.asarray(sol.theta), sol.ok, sol.steps
 
-    def at_solution(est, theta, jacobian):
-        """Each experiment's weighted residuals and predictions, the Jacobian (unless the solve
-        returned it) and ``G = ∂p/∂θ``: one evaluation gives the report."""
-        def with_aux(th):
-            r, per = est.residuals.evaluate(th, est.data)
-            return r, [(rr, {ch: p.fns[ch](traj) for ch in p.channels}) for p, (rr, traj) in zip(preps, per)]
-        if jacobian:
-            J, aux = (jax.jacrev if est.residuals.jacobian == "bwd" else jax.jacfwd)(with_aux, has_aux=True)(theta)
-        else:
-            J, aux = None, with_aux(theta)[1]
-        return J, aux, jax.jacfwd(layout.physical_flat)(theta)
-
     # with "fwd" the search's last sensitivity solve at θ̂ gave the Jacobian: the report needs
     # only the primal run (its compile and run are a fraction of the sensitivity solve's)
-    J, aux, G = eqx.filter_jit(at_solution)(est, theta, sol.jacobian is None)
+    J, aux, G = _at_solution(est, theta, sol.jacobian is None)
     J = sol.jacobian if J is None else J
     J, G = np.asarray(J), np.asarray(G)
     r = np.concatenate([np.asarray(rr) for rr, _ in aux])
@@ -324,8 +341,8 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
                      " a local minimum (try n_starts / --starts, or another start) or a model that cannot produce"
                      " the data; the intervals assume neither")
 
-    std_flat, lo_flat, hi_flat, cov_p = (np.asarray(a) for a in eqx.filter_jit(est.intervals_from_jacobian)(
-        theta, J, jnp.asarray(noise_scale, theta.dtype)))  # an array: a new noise scale is not a new program
+    std_flat, lo_flat, hi_flat, cov_p = (np.asarray(a) for a in _intervals(
+        est, theta, J, jnp.asarray(noise_scale, theta.dtype)))  # an array: a new noise scale is not a new program
     d = np.where(np.isfinite(std_flat) & (std_flat > 0), std_flat, np.nan)
     with np.errstate(invalid="ignore"):
         corr = cov_p / np.outer(d, d)
@@ -349,9 +366,10 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
     if holdout is not None:
         hp = prepare(system, [holdout], observables, jacobian)[0]
         hest = estimator(params, [hp], jacobian=jacobian)
-        rr, per = eqx.filter_jit(lambda e, th: e.residuals.evaluate(th, e.data))(hest, theta)
+        _, aux, _ = _at_solution(hest, theta, False)
+        rr, pred = aux[0]
         hold = float(np.sqrt(np.mean(np.asarray(rr) ** 2)))
-        preds[holdout.name] = {ch: np.asarray(hp.fns[ch](per[0][1])) for ch in holdout.data}
+        preds[holdout.name] = {ch: np.asarray(y) for ch, y in pred.items()}
 
     converged = bool(ok) and not failed and bool(np.all(np.isfinite(p_flat)))
     status = "success" if converged else ("simulation failed at the solution" if failed else

@@ -2,6 +2,7 @@
 name what the data cannot determine; refuse bad input clearly."""
 
 import json
+import logging
 
 import equinox as eqx
 import jax
@@ -62,6 +63,27 @@ def test_joint_viscous_and_coulomb_friction_are_recovered(friction_fit):
     # the cost is what the noise predicts: ½ χ² with N − P degrees of freedom (±4 standard deviations)
     dof = res.n_samples - 2
     assert abs(2 * res.cost - dof) < 4 * np.sqrt(2 * dof)
+
+
+@pytest.mark.slow
+def test_a_refit_with_other_data_sigma_and_start_compiles_nothing(swing, friction_fit, caplog):
+    """The fit's programs take the data, σ and starting values as inputs: a second fit of the same
+    parameters and observables (a new measurement, a bootstrap, a notebook rerun) runs the programs
+    the first one compiled, and recovers the truth from its own data."""
+    truth, _ = swing
+    other = measured(truth, seed=7, name="second swing")
+    other = idf.Experiment(other.t, other.data, sigma={"q.arm": 1.1 * SIGMA}, name=other.name)
+    start = ds.set_params(truth, {"joint.arm.damping": 0.08, "joint.arm.frictionloss": 0.01})
+    caplog.clear()
+    with jax.log_compiles(), caplog.at_level(logging.DEBUG):
+        res = idf.fit(start, FRICTION, other, holdout=friction_fit[1].experiments[0])
+    assert [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()] == []
+    assert res.converged, res.status
+    for name, true in (("joint.arm.damping", 0.05), ("joint.arm.frictionloss", 0.02)):
+        lo, hi = res.ci95[name]
+        assert lo < true < hi, (name, res.value[name], res.ci95[name])
+        assert res.value[name] != friction_fit[1].value[name]  # its own data, not the first fit's result
+    assert res.holdout_rms < 2.0  # the first swing's data at these values: residuals of order σ
 
 
 @pytest.mark.slow
