@@ -22,6 +22,7 @@ Usage::
 
     python benchmarks/bench_speed.py                 # -> results/speed_cpu.json
     python benchmarks/bench_speed.py --repeats 1 --rounds 5 --steps 100
+    python benchmarks/bench_speed.py --executed --schedules per_body,levels --grad-steps 100
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ def parse(argv=None):
     p.add_argument("--out", default=str(HERE / "results" / "speed_cpu.json"))
     p.add_argument("--thunks", action="store_true",
                    help="only count the XLA CPU kernels (thunks) of one S0 evaluation per schedule -> results/speed_thunks.json")
+    p.add_argument("--executed", action="store_true",
+                   help="only count the XLA CPU kernels executed per call (loop bodies times their trip counts) "
+                        "of the rollout loss and its gradient per schedule -> results/speed_executed_kernels.json")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -195,6 +199,88 @@ def thunk_counts(compiled_text: str) -> dict:
     return dict(out.most_common())
 
 
+def executed_kernels(compiled_text: str) -> dict:
+    """Kernels executed by one call of a compiled XLA CPU module, by kind: every instruction of the
+    entry computation that runs as a thunk (as :func:`thunk_counts`), a ``while`` loop counted as
+    its body and condition times the trip count XLA knows (``known_trip_count``; 1 if unknown), a
+    ``call`` as the computation it calls, fusions split into those whose root is a ``dynamic-update-slice`` (a scan writing one row of
+    a stacked array: the residuals reverse mode keeps) and the others."""
+    import collections
+    import re
+
+    skip = {"parameter", "constant", "bitcast", "get-tuple-element", "tuple"}
+    comps, entry, name = {}, None, None
+    for ln in compiled_text.splitlines():
+        head = re.match(r"^(ENTRY )?%?([\w.\-]+) .*\{$", ln)
+        if head:
+            name = head.group(2)
+            comps[name] = []
+            entry = name if head.group(1) else entry
+        elif name and ln.startswith("  "):
+            comps[name].append(ln)
+    memo = {}
+
+    def count(comp):
+        if comp in memo:
+            return memo[comp]
+        out = collections.Counter()
+        for ln in comps[comp]:
+            op = re.search(r"= .*?\b([a-z][a-z0-9\-]*)\(", ln)
+            if not op or op.group(1) in skip:
+                continue
+            op = op.group(1)
+            if op == "while":
+                trip = re.search(r'known_trip_count":\{"n":"(\d+)"', ln)
+                inner = count(re.search(r"body=%?([\w.\-]+)", ln).group(1)) + \
+                    count(re.search(r"condition=%?([\w.\-]+)", ln).group(1))
+                for k, n in inner.items():
+                    out[k] += n * (int(trip.group(1)) if trip else 1)
+            elif op == "call":  # a computation XLA kept out of line (here: scatters expanded into loops)
+                for k, n in count(re.search(r"to_apply=%?([\w.\-]+)", ln).group(1)).items():
+                    out[k] += n
+            elif op == "fusion":
+                callee = re.search(r"calls=%?([\w.\-]+)", ln).group(1)
+                root = next((c for c in comps.get(callee, []) if c.lstrip().startswith("ROOT")), "")
+                out["fusion (dynamic-update-slice)" if "dynamic-update-slice(" in root else "fusion"] += 1
+            else:
+                out[op] += 1
+        memo[comp] = out
+        return out
+
+    res = dict(count(entry).most_common())
+    return {"total": sum(res.values()), **res}
+
+
+def executed(a) -> dict:
+    """:func:`executed_kernels` of the timed rollout loss (``--grad-steps`` RK4 steps, stages in
+    a scan) and of its gradient, per schedule (README, core speed: where the gradient's time goes)."""
+    sys.argv = [sys.argv[0], "--quick"]
+    sys.path.insert(0, str(HERE))
+    import bench_s0 as b0
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+
+    import diffsim as ds
+
+    m, ld = b0.ds_model()
+    q0 = ds.neutral_configuration(m)
+    v0 = 0.01 * jnp.ones(m.nv, m.dtype)
+    res = {"grad_steps": a.grad_steps}
+    for s in a.schedules.split(","):
+        _, _, rk4_step_scanned, make_rollout = b0.make_ds_fns(m, ld, ds.dynamics.ABA(schedule=s))
+        rollout = make_rollout(rk4_step_scanned, a.grad_steps)
+
+        def loss(mass, v0, rollout=rollout):
+            qT, vT = rollout(eqx.tree_at(lambda x: x.mass, m, mass), q0, v0)
+            return jnp.sum(vT ** 2) + jnp.sum((qT - q0) ** 2)
+
+        res[s] = {"forward": executed_kernels(jax.jit(loss).lower(m.mass, v0).compile().as_text()),
+                  "grad": executed_kernels(jax.jit(jax.grad(loss, argnums=(0, 1))).lower(m.mass, v0).compile().as_text())}
+        print(s, {k: x["total"] for k, x in res[s].items()}, res[s]["grad"], flush=True)
+    return res
+
+
 def thunks(a) -> dict:
     """Kernel counts of one S0 evaluation (loads + forward dynamics) per schedule, and of its
     reverse-mode gradient w.r.t. ``(q, v)`` of a weighted sum of the accelerations."""
@@ -224,6 +310,11 @@ def main(argv=None):
     if a.thunks:
         out = HERE / "results" / "speed_thunks.json"
         out.write_text(json.dumps(thunks(a), indent=1) + "\n")
+        print(f"wrote {out}")
+        return 0
+    if a.executed:
+        out = HERE / "results" / "speed_executed_kernels.json"
+        out.write_text(json.dumps(executed(a), indent=1) + "\n")
         print(f"wrote {out}")
         return 0
     if a.child:
