@@ -46,7 +46,7 @@ from ..simulation.sensitivity import ForwardSensitivity
 from ..simulation.simulate import simulate
 from ..simulation.system import System, set_params
 from ..simulation.trajectory import Status
-from .experiment import Experiment, ExperimentError, observable
+from .experiment import Experiment, ExperimentError, observable, predict
 from .transforms import AbstractTransform, Identity, Log, Logit
 
 Z95 = 1.959963984540054
@@ -161,7 +161,7 @@ class Observed:
     name: str = dataclasses.field(compare=False)  #: the experiment's, for error messages
 
     def predict(self, traj) -> dict:
-        return {ch: fn(traj) for ch, fn in zip(self.channels, self.fns)}
+        return predict(traj, self.channels, dict(zip(self.channels, self.fns)))
 
 
 def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
