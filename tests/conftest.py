@@ -41,8 +41,10 @@
   the units start longest first (:data:`UNIT_SECONDS`).
 """
 
+import contextlib
 import gc
 import json
+import logging
 import os
 import pathlib
 
@@ -89,6 +91,23 @@ def _release_compiled_programs():
     if n is not None and n > MAX_MAPS:
         jax.clear_caches()
         gc.collect()
+
+
+@pytest.fixture
+def compile_log(caplog):
+    """``with compile_log() as log: ...`` — afterwards ``log`` holds JAX's "Compiling ..." message of
+    every program compiled inside the block (``jax.log_compiles``): a test of what must not compile
+    again asserts ``log == []``."""
+
+    @contextlib.contextmanager
+    def record():
+        caplog.clear()
+        log = []
+        with jax.log_compiles(), caplog.at_level(logging.DEBUG):
+            yield log
+        log += [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
+
+    return record
 
 
 #: Measured seconds of the longest scheduling units (a test module, or one notebook run) on the

@@ -2,8 +2,6 @@
 (eagerly, under an eager ``vmap`` / ``jvp``), with the values of the function applied one sample at a
 time."""
 
-import logging
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,14 +10,13 @@ import diffsim as ds
 from diffsim.model.random import random_tree
 
 
-def _compiles(caplog, f):
-    caplog.clear()
-    with jax.log_compiles(), caplog.at_level(logging.DEBUG):
+def _compiles(compile_log, f):
+    with compile_log() as log:
         out = jax.block_until_ready(f())
-    return out, [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
+    return out, log
 
 
-def test_eager_vmap_and_jvp_compile_one_program_each_and_equal_one_sample_at_a_time(caplog):
+def test_eager_vmap_and_jvp_compile_one_program_each_and_equal_one_sample_at_a_time(compile_log):
     m = random_tree(4, n_bodies=3, joint_types=("revolute", "spherical"), base="free")
     keys = jax.random.split(jax.random.PRNGKey(0), 4)
     Q = jnp.stack([ds.random_configuration(m, k) for k in keys])
@@ -29,7 +26,7 @@ def test_eager_vmap_and_jvp_compile_one_program_each_and_equal_one_sample_at_a_t
              "configuration_rate": (Q, V)}
     for name, args in cases.items():
         fn = getattr(ds, name)
-        got, msgs = _compiles(caplog, lambda: jax.vmap(lambda *a: fn(m, *a))(*args))  # noqa: B023
+        got, msgs = _compiles(compile_log, lambda: jax.vmap(lambda *a: fn(m, *a))(*args))  # noqa: B023
         assert len(msgs) == 1, (name, msgs)  # the batched program (op by op: one per new primitive)
         # one sample at a time (one program each; the op-by-op reference under jax.disable_jit
         # compiled ~60 one-primitive programs per function: 19 s of a full run)
@@ -39,7 +36,7 @@ def test_eager_vmap_and_jvp_compile_one_program_each_and_equal_one_sample_at_a_t
     q, v = Q[0], V[0]
     a = ds.forward_dynamics(m, q, v)
     qd = ds.configuration_rate(m, q, v)
-    (_, dE), msgs = _compiles(caplog, lambda: jax.jvp(lambda q, v: ds.total_energy(m, q, v), (q, v), (qd, a)))
+    (_, dE), msgs = _compiles(compile_log, lambda: jax.jvp(lambda q, v: ds.total_energy(m, q, v), (q, v), (qd, a)))
     assert len(msgs) == 1, msgs
     _, dT = jax.jvp(lambda v: ds.kinetic_energy(m, q, v), (v,), (a,))
     assert abs(float(dE)) <= 1e-12 * abs(float(dT)), (dE, dT)

@@ -2,7 +2,6 @@
 name what the data cannot determine; refuse bad input clearly."""
 
 import json
-import logging
 
 import equinox as eqx
 import jax
@@ -66,7 +65,7 @@ def test_joint_viscous_and_coulomb_friction_are_recovered(friction_fit):
 
 
 @pytest.mark.slow
-def test_a_refit_with_other_data_sigma_and_start_compiles_nothing(swing, friction_fit, caplog):
+def test_a_refit_with_other_data_sigma_and_start_compiles_nothing(swing, friction_fit, compile_log):
     """The fit's programs take the data, σ and starting values as inputs: a second fit of the same
     parameters and observables (a new measurement, a bootstrap, a notebook rerun) runs the programs
     the first one compiled, and recovers the truth from its own data."""
@@ -74,10 +73,9 @@ def test_a_refit_with_other_data_sigma_and_start_compiles_nothing(swing, frictio
     other = measured(truth, seed=7, name="second swing")
     other = idf.Experiment(other.t, other.data, sigma={"q.arm": 1.1 * SIGMA}, name=other.name)
     start = ds.set_params(truth, {"joint.arm.damping": 0.08, "joint.arm.frictionloss": 0.01})
-    caplog.clear()
-    with jax.log_compiles(), caplog.at_level(logging.DEBUG):
+    with compile_log() as compiles:
         res = idf.fit(start, FRICTION, other, holdout=friction_fit[1].experiments[0])
-    assert [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()] == []
+    assert compiles == []
     assert res.converged, res.status
     for name, true in (("joint.arm.damping", 0.05), ("joint.arm.frictionloss", 0.02)):
         lo, hi = res.ci95[name]

@@ -6,7 +6,6 @@ cost, the same DDP local models (Gauss–Newton for least-squares terms, exact P
 plain term), gradients against central differences, and DDP reaching a stationary point."""
 
 import dataclasses
-import logging
 import math
 
 import jax
@@ -136,16 +135,15 @@ def test_bad_quadrature():
                              quadrature="trapezoid")
 
 
-def test_eager_rollouts_of_one_problem_compile_once(problems, caplog):
+def test_eager_rollouts_of_one_problem_compile_once(problems, compile_log):
     """Problem.rollout / rollout_cost called eagerly (a plan's result, a user's check) reuse their
     first compile for new controls (their scan was traced from a new closure and compiled again
     on every call: 20 scan compiles in tests/plan/test_solve.py, now 1)."""
     prob = problems[0]
     us = [jnp.full((N, 2), a) for a in (0.0, 0.1, -0.2)]
     first = prob.rollout_cost(us[0]), prob.rollout(us[0])
-    with jax.log_compiles(), caplog.at_level(logging.DEBUG):
+    with compile_log() as compiles:
         later = [(prob.rollout_cost(u), prob.rollout(u)) for u in us[1:]]
-    compiles = [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
     assert not compiles, compiles
     np.testing.assert_array_equal(first[0][0], first[1][0])  # the same states either way
     assert all(np.isfinite(float(c[2])) for c, _ in later)

@@ -9,8 +9,6 @@
 * joint Coulomb friction (``frictionloss``) dissipates exactly ``Σ f_c tanh(v/w) v``.
 """
 
-import logging
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -199,7 +197,7 @@ def test_beam_parameters_rederive_the_modal_integrals():
 
 
 @pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)
-def test_contact_and_initial_state_parameters_under_jit_grad_vmap(caplog):
+def test_contact_and_initial_state_parameters_under_jit_grad_vmap(compile_log):
     """... and eager runs with new parameter values reuse the first run's program (the contact
     loop's scan was compiled again on every eager call)."""
     m, c, q0, v0 = ball()
@@ -213,10 +211,9 @@ def test_contact_and_initial_state_parameters_under_jit_grad_vmap(caplog):
     batched = jax.jit(jax.vmap(final_height, in_axes=(0, None)))(Ks, 0.3)
     K0, *others = list(Ks)
     looped = [final_height(K0, 0.3)]
-    with jax.log_compiles(), caplog.at_level(logging.DEBUG):
+    with compile_log() as compiles:
         looped += [final_height(K, 0.3) for K in others]
     looped = jnp.stack(looped)
-    compiles = [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
     assert not compiles, compiles
     np.testing.assert_allclose(batched, looped, rtol=1e-9)
     gK, gz = jax.jit(jax.grad(final_height, argnums=(0, 1)))(1e5, 0.3)
