@@ -74,13 +74,31 @@ def so3_coeffs(t2):
     return a, b, c
 
 
+def skew_squared(a):
+    """``[a×]² = a aᵀ − |a|² 1`` (elementwise; no matrix product)."""
+    a = jnp.asarray(a)
+    return a[..., :, None] * a[..., None, :] - jnp.sum(a * a, -1)[..., None, None] * jnp.eye(3, dtype=a.dtype)
+
+
 def so3_exp(phi):
     """Rodrigues' formula ``exp([φ]×) = 1 + a [φ]× + b [φ]×²`` for a rotation vector ``φ``
     (leading batch axes allowed; twice differentiable at ``φ = 0``)."""
     a, b, _ = so3_coeffs(jnp.sum(phi * phi, -1))
-    K = skew(phi)
     eye = jnp.eye(3, dtype=phi.dtype)
-    return eye + a[..., None, None] * K + b[..., None, None] * (K @ K)
+    return eye + a[..., None, None] * skew(phi) + b[..., None, None] * skew_squared(phi)
+
+
+def mm_unrolled(A, B):
+    """``A B`` for small matrices with leading batch axes, written as the sum over the contracted
+    index (``Σ_k A[..., :, k] B[..., k, :]``): elementwise work that XLA fuses with its
+    neighbours. On the CPU a batched dot of many tiny matrices is one kernel looping over them,
+    slower than the fused loop; keep ``@`` where the batch comes from ``vmap`` over samples."""
+    return sum(A[..., :, k, None] * B[..., None, k, :] for k in range(A.shape[-1]))
+
+
+def mv_unrolled(A, x):
+    """``A x`` as :func:`mm_unrolled` writes ``A B``."""
+    return sum(A[..., :, k] * x[..., k, None] for k in range(A.shape[-1]))
 
 
 def rot_axis_angle(axis, angle):
@@ -259,7 +277,7 @@ class Transform(eqx.Module):
         is the force transform in the opposite direction."""
         Z = jnp.zeros_like(self.E)
         top = jnp.concatenate([self.E, Z], -1)
-        bottom = jnp.concatenate([-self.E @ skew(self.r), self.E], -1)
+        bottom = jnp.concatenate([-jnp.cross(self.E, self.r[..., None, :]), self.E], -1)  # row i of E r×: E_i × r
         return jnp.concatenate([top, bottom], -2)
 
     @property

@@ -97,7 +97,7 @@ def forward_dynamics_composite(model: Model, q, v, tau=None, f_ext=None):
     P = jnp.stack([pad_rows(Pi[i], ns[i]) for i in range(nb)])  # [nb, n, nv]
     Mb = jnp.stack([jnp.pad(Ml[i], ((0, n_max - ns[i]), (0, n_max - ns[i]))) for i in range(nb)])
     fb_ = jnp.stack([pad_rows(Ml[i] @ xi0[i] + bl[i], ns[i]) for i in range(nb)])  # [nb, n]
-    M = jnp.einsum("bki,bkl,blj->ij", P, Mb, P)
+    M = jnp.einsum("bki,bkj->ij", P, sp.mm_unrolled(Mb, P))  # M_i Π_i written out, then one product
     h = jnp.einsum("bki,bk->i", P, fb_)
     arm = jnp.concatenate([model.armature, jnp.zeros(t.ne, dt)])
     M = M + jnp.diag(arm)

@@ -129,7 +129,7 @@ PRODUCTS = ("dot", "reduce", "unrolled")
 def _mv(A, x, products="dot"):
     """``A x`` batched over the level (:data:`PRODUCTS`)."""
     if products == "unrolled":
-        return sum(A[..., :, j] * x[..., j, None] for j in range(A.shape[-1]))
+        return sp.mv_unrolled(A, x)
     if products == "reduce":
         return jnp.sum(A * x[..., None, :], -1)
     return jnp.einsum("...ij,...j->...i", A, x)
@@ -138,7 +138,7 @@ def _mv(A, x, products="dot"):
 def _mm(A, B, products="dot"):
     """``A B`` batched over the level (:data:`PRODUCTS`)."""
     if products == "unrolled":
-        return sum(A[..., :, j, None] * B[..., None, j, :] for j in range(A.shape[-1]))
+        return sp.mm_unrolled(A, B)
     if products == "reduce":
         return jnp.sum(A[..., :, None, :] * _T(B)[..., None, :, :], -1)
     return A @ B

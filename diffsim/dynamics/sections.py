@@ -55,7 +55,7 @@ def section_motion(x, phi_d, phi_r, fore, delta, ddelta, stiffening=True):
     t2 = jnp.sum(phi * phi, -1)
     (a, b, c), (_, db, dc) = jax.jvp(sp.so3_coeffs, (t2,), (2.0 * jnp.sum(phi * phid, -1),))
     K = sp.skew(phi)
-    K2 = K @ K
+    K2 = sp.skew_squared(phi)
     eye = jnp.eye(3, dtype=phi.dtype)
     R = eye + a[..., None, None] * K + b[..., None, None] * K2
     Jr = eye - b[..., None, None] * K + c[..., None, None] * K2
@@ -68,8 +68,10 @@ def section_motion(x, phi_d, phi_r, fore, delta, ddelta, stiffening=True):
         ax = ax - 0.5 * jnp.einsum("...i,i->...", Gd, delta)
     pos = pos.at[..., 0].add(ax)
     Rt = jnp.swapaxes(R, -1, -2)
-    S = jnp.concatenate([Jr @ phi_r, Rt @ B], -2)
-    w = jnp.einsum("...ij,...j->...i", Jr, phid)
+    # the per-section 3×3 products written out (sp.mm_unrolled): a batched dot over the sections
+    # is one small matrix product per section on the CPU
+    S = jnp.concatenate([sp.mm_unrolled(Jr, phi_r), sp.mm_unrolled(Rt, B)], -2)
+    w = sp.mv_unrolled(Jr, phid)
     v = jnp.einsum("...ij,j->...i", S[..., 3:, :], ddelta)
     pxd = jnp.cross(phi, phid)
     wd = -db[..., None] * pxd + dc[..., None] * jnp.cross(phi, pxd) + c[..., None] * jnp.cross(phid, pxd)
@@ -102,6 +104,14 @@ def end_motion(fb: FlexBody, delta, ddelta):
     return Xe[0], Se[0], Sde[0]
 
 
+def section_inertia_times(fb: FlexBody, X):
+    """``I_g X_g`` for ``X`` [ng, 6, k]: the section inertia ``I_g = diag(J_g, m_g 1)`` (the section
+    point is its centre of mass) applied block by block, ``[J_g X_top; m_g X_bottom]``, the 3×3
+    product written out as three multiply-adds (XLA fuses them; a batched 6×6 dot per section is
+    one small kernel per section on the CPU)."""
+    return jnp.concatenate([sp.mm_unrolled(fb.J, X[:, :3, :]), fb.m[:, None, None] * X[:, 3:, :]], -2)
+
+
 def body_kinetics(fb: FlexBody, delta, ddelta, V, I_rigid, end=None):
     """:class:`BodyKinetics` at modal state ``(δ, δ̇)`` and body twist ``V`` (body coords);
     ``I_rigid`` [6, 6] is the link's rigid part (hub, flanges) at the body origin; ``end``: the
@@ -112,9 +122,10 @@ def body_kinetics(fb: FlexBody, delta, ddelta, V, I_rigid, end=None):
     Vrel = S @ ddelta
     Vg = jnp.einsum("gij,j->gi", Xm, V) + Vrel
     cg = Sd + sp.cross_motion(Vg, Vrel)
-    Ig = sp.spatial_inertia(fb.m, jnp.zeros((fb.m.shape[0], 3), fb.m.dtype), fb.J)
-    M = jnp.einsum("gki,gkl,glj->ij", P, Ig, P)
-    fg = jnp.einsum("gij,gj->gi", Ig, cg) + sp.cross_force(Vg, jnp.einsum("gij,gj->gi", Ig, Vg))
+    IP = section_inertia_times(fb, P)
+    M = jnp.einsum("gki,gkj->ij", P, IP)  # one product over sections and rows (no per-section dots)
+    fg = section_inertia_times(fb, cg[..., None])[..., 0] + sp.cross_force(
+        Vg, section_inertia_times(fb, Vg[..., None])[..., 0])
     b = jnp.einsum("gki,gk->i", P, fg)
     M = M.at[:6, :6].add(I_rigid)
     b = b.at[:6].add(sp.cross_force(V, I_rigid @ V))
