@@ -20,6 +20,8 @@ Pinocchio and MuJoCo (see :mod:`diffsim.model.joints`); every spatial vector is 
 
 from __future__ import annotations
 
+import math
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -62,16 +64,49 @@ def homogeneous(R, p):
     return jnp.concatenate([top, bottom], -2)
 
 
+#: Below this ``θ²`` the coefficients of :func:`so3_coeffs` come from their Taylor series in θ²
+#: (12 terms: truncation below 1e-20 there). The closed forms cancel for small θ — ``θ − sin θ``,
+#: and the rates ``(a − 2b)/(2θ²)``, ``(b − 3c)/(2θ²)``, whose round-off grows as ~60 ε/θ² — so the
+#: switch sits where they are good to ~1e-14 (a switch at θ² = 1e-6 left the rates 3e-4 off, relative,
+#: just above it).
+SO3_SERIES_BELOW = 2.0
+_SERIES_TERMS = 12
+
+
+def _series(t2, offset, order=0):
+    """``Σ_k (−1)^k t^k / (2k + offset)!`` (``order=1``: its derivative in ``t``) by Horner."""
+    coef = [(-1) ** k / math.factorial(2 * k + offset) for k in range(_SERIES_TERMS)]
+    if order:
+        coef = [k * coef[k] for k in range(1, _SERIES_TERMS)]
+    out = jnp.full_like(t2, coef[-1])
+    for ck in coef[-2::-1]:
+        out = out * t2 + ck
+    return out
+
+
 def so3_coeffs(t2):
     """``a = sin θ/θ``, ``b = (1 − cos θ)/θ²``, ``c = (θ − sin θ)/θ³`` as functions of ``θ²``
-    (a Taylor branch near 0, so that every derivative exists at zero rotation)."""
-    small = t2 < 1e-6
+    (their Taylor series below :data:`SO3_SERIES_BELOW`, so that they are accurate and every
+    derivative exists at zero rotation)."""
+    small = t2 < SO3_SERIES_BELOW
     ts = jnp.where(small, 1.0, t2)
     th = jnp.sqrt(ts)
-    a = jnp.where(small, 1.0 - t2 / 6.0 + t2 * t2 / 120.0, jnp.sin(th) / th)
-    b = jnp.where(small, 0.5 - t2 / 24.0 + t2 * t2 / 720.0, (1.0 - jnp.cos(th)) / ts)
-    c = jnp.where(small, 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0, (th - jnp.sin(th)) / (ts * th))
+    a = jnp.where(small, _series(t2, 1), jnp.sin(th) / th)
+    b = jnp.where(small, _series(t2, 2), (1.0 - jnp.cos(th)) / ts)
+    c = jnp.where(small, _series(t2, 3), (th - jnp.sin(th)) / (ts * th))
     return a, b, c
+
+
+def so3_coeffs_and_rates(t2, dt2):
+    """``(a, b, c, ḃ, ċ)`` of :func:`so3_coeffs` at ``θ² = t2`` and their rates for ``d(θ²)/dt =
+    dt2``, stacked on a new leading axis: ``db/dθ² = (a − 2b)/(2θ²)``, ``dc/dθ² = (b − 3c)/(2θ²)``
+    (the series' derivatives below :data:`SO3_SERIES_BELOW`), as one array."""
+    a, b, c = so3_coeffs(t2)
+    small = t2 < SO3_SERIES_BELOW
+    ts = jnp.where(small, 1.0, t2)
+    db = jnp.where(small, _series(t2, 2, 1), (a - 2.0 * b) / (2.0 * ts))
+    dc = jnp.where(small, _series(t2, 3, 1), (b - 3.0 * c) / (2.0 * ts))
+    return jnp.stack([a, b, c, db * dt2, dc * dt2])
 
 
 def skew_squared(a):

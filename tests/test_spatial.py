@@ -2,6 +2,11 @@
 equal the matrix products they replace, and the section inertia applied block by block equals the
 6×6 spatial inertia of a section."""
 
+import math
+from fractions import Fraction
+
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from diffsim import spatial as sp
@@ -34,3 +39,26 @@ def test_section_inertia_applied_by_blocks_equals_the_spatial_inertia():
     X = rng.normal(size=(5, 6, 4))
     I = np.asarray(sp.spatial_inertia(Sections.m, np.zeros((5, 3)), Sections.J))
     np.testing.assert_allclose(section_inertia_times(Sections, X), I @ X, rtol=0, atol=1e-13)
+
+
+def _exact_series(t2: float, offset: int, order: int = 0, terms: int = 60) -> float:
+    """``Σ_k (−1)^k t^k / (2k + offset)!`` (or its derivative in ``t``) summed exactly in rationals
+    at the float ``t2``: an independent reference for the SO(3) coefficients and their rates."""
+    t = Fraction(t2)
+    if order:
+        return float(sum(Fraction((-1) ** k * k, math.factorial(2 * k + offset)) * t ** (k - 1) for k in range(1, terms)))
+    return float(sum(Fraction((-1) ** k, math.factorial(2 * k + offset)) * t ** k for k in range(terms)))
+
+
+def test_so3_coefficients_and_their_rates_are_exact_to_round_off():
+    """a = sin θ/θ, b = (1 − cos θ)/θ², c = (θ − sin θ)/θ³ and db/dθ², dc/dθ² (closed form and as
+    forward-mode derivatives) at θ² from 0 through the switch to the closed forms (where θ − sin θ and
+    the rates cancel) to 30."""
+    t2 = np.array([0.0, 1e-12, 1e-6, 2e-6, 1e-4, 1e-2, 0.3, sp.SO3_SERIES_BELOW * (1 - 1e-9),
+                   sp.SO3_SERIES_BELOW, sp.SO3_SERIES_BELOW * (1 + 1e-9), 1.0, 4.0, 30.0])
+    ref = np.array([[_exact_series(t, 1), _exact_series(t, 2), _exact_series(t, 3),
+                     _exact_series(t, 2, 1), _exact_series(t, 3, 1)] for t in t2]).T
+    got = np.asarray(sp.so3_coeffs_and_rates(jnp.asarray(t2), jnp.ones_like(jnp.asarray(t2))))
+    np.testing.assert_allclose(got, ref, rtol=3e-14)
+    ad = np.asarray(jax.vmap(jax.jacfwd(lambda t: jnp.stack(sp.so3_coeffs(t))))(jnp.asarray(t2))).T
+    np.testing.assert_allclose(ad, np.vstack([[_exact_series(t, 1, 1) for t in t2], ref[3:]]), rtol=3e-14)

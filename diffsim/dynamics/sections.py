@@ -53,7 +53,7 @@ def section_motion(x, phi_d, phi_r, fore, delta, ddelta, stiffening=True):
     phi = jnp.einsum("...ij,j->...i", phi_r, delta)
     phid = jnp.einsum("...ij,j->...i", phi_r, ddelta)
     t2 = jnp.sum(phi * phi, -1)
-    (a, b, c), (_, db, dc) = jax.jvp(sp.so3_coeffs, (t2,), (2.0 * jnp.sum(phi * phid, -1),))
+    a, b, c, db, dc = sp.so3_coeffs_and_rates(t2, 2.0 * jnp.sum(phi * phid, -1))
     K = sp.skew(phi)
     K2 = sp.skew_squared(phi)
     eye = jnp.eye(3, dtype=phi.dtype)
