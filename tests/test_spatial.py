@@ -1,6 +1,7 @@
 """The written-out small products of :mod:`diffsim.spatial` (elementwise forms the CPU fuses)
-equal the matrix products they replace, and the section inertia applied block by block equals the
-6×6 spatial inertia of a section."""
+equal the matrix products they replace, the section inertia applied block by block equals the
+6×6 spatial inertia of a section, and the SO(3) coefficients and their rates are exact to round-off
+against their series summed in rationals."""
 
 import math
 from fractions import Fraction
