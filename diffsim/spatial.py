@@ -84,12 +84,17 @@ def _series(t2, offset, order=0):
     return out
 
 
+def _series_branch(t2):
+    """``(small, ts)``: where the series apply, and ``θ²`` with 1 there (no division by 0)."""
+    small = t2 < SO3_SERIES_BELOW
+    return small, jnp.where(small, 1.0, t2)
+
+
 def so3_coeffs(t2):
     """``a = sin θ/θ``, ``b = (1 − cos θ)/θ²``, ``c = (θ − sin θ)/θ³`` as functions of ``θ²``
     (their Taylor series below :data:`SO3_SERIES_BELOW`, so that they are accurate and every
     derivative exists at zero rotation)."""
-    small = t2 < SO3_SERIES_BELOW
-    ts = jnp.where(small, 1.0, t2)
+    small, ts = _series_branch(t2)
     th = jnp.sqrt(ts)
     a = jnp.where(small, _series(t2, 1), jnp.sin(th) / th)
     b = jnp.where(small, _series(t2, 2), (1.0 - jnp.cos(th)) / ts)
@@ -102,8 +107,7 @@ def so3_coeffs_and_rates(t2, dt2):
     dt2``, stacked on a new leading axis: ``db/dθ² = (a − 2b)/(2θ²)``, ``dc/dθ² = (b − 3c)/(2θ²)``
     (the series' derivatives below :data:`SO3_SERIES_BELOW`), as one array."""
     a, b, c = so3_coeffs(t2)
-    small = t2 < SO3_SERIES_BELOW
-    ts = jnp.where(small, 1.0, t2)
+    small, ts = _series_branch(t2)
     db = jnp.where(small, _series(t2, 2, 1), (a - 2.0 * b) / (2.0 * ts))
     dc = jnp.where(small, _series(t2, 3, 1), (b - 3.0 * c) / (2.0 * ts))
     return jnp.stack([a, b, c, db * dt2, dc * dt2])
