@@ -22,8 +22,8 @@ def test_eager_vmap_and_jvp_compile_one_program_each_and_equal_one_sample_at_a_t
     Q = jnp.stack([ds.random_configuration(m, k) for k in keys])
     V = jax.random.normal(jax.random.PRNGKey(1), (4, m.nv))
     A = jax.random.normal(jax.random.PRNGKey(2), (4, m.nv))
-    cases = {"total_energy": (Q, V), "inverse_dynamics": (Q, V, A), "body_com": (Q,), "integrate": (Q, V),
-             "configuration_rate": (Q, V)}
+    cases = {"total_energy": (Q, V), "inverse_dynamics": (Q, V, A), "forward_dynamics": (Q, V, A), "body_com": (Q,),
+             "integrate": (Q, V), "configuration_rate": (Q, V)}
     for name, args in cases.items():
         fn = getattr(ds, name)
         got, msgs = _compiles(compile_log, lambda: jax.vmap(lambda *a: fn(m, *a))(*args))  # noqa: B023

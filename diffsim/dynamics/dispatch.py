@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
-from ..compiled import compiled, traced
+from ..compiled import compiled
 from ..model.mimic import couple
 from ..model.model import Model, joint_spring_energy
 from ..precision import full_precision
@@ -99,16 +99,14 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     if tangents == "analytic":
         tau, f_ext = _defaults(model, tau, f_ext)
         return _fd_analytic(model, q, v, tau, f_ext)
-    if not traced(model, q, v, tau, f_ext):  # called eagerly: one compiled program per model structure
-        return _forward_dynamics_compiled(model, q, v, tau, f_ext, RIGID_SCHEDULE)
-    return _forward_dynamics(model, q, v, tau, f_ext, None)
+    return _forward_dynamics_compiled(model, q, v, tau, f_ext, RIGID_SCHEDULE, WELD_FIXED)
 
 
-def _forward_dynamics(model, q, v, tau, f_ext, schedule):
+def _forward_dynamics(model, q, v, tau, f_ext, schedule, weld):
     if model.fluid is not None:
         f_ext = fluid_wrenches(model, q, v) + (0.0 if f_ext is None else f_ext)
     if model.mimic is None and not model.topology.has_flex:
-        model, f_ext = _swept(model, f_ext)
+        model, f_ext = _swept(model, f_ext, weld)
         tau, f_ext = _defaults(model, tau, f_ext)
         return _rigid(schedule)(model, q, v, tau, f_ext)
     tau, f_ext = _defaults(model, tau, f_ext)
@@ -119,14 +117,16 @@ def _forward_dynamics(model, q, v, tau, f_ext, schedule):
     return forward_dynamics_flexible(model, q, v, tau, f_ext)
 
 
-def _swept(model: Model, f_ext=None):
+def _swept(model: Model, f_ext=None, weld: bool | None = None):
     """The rigid tree the recursive algorithms sweep, and its body forces: fixed joints welded
-    (:data:`WELD_FIXED`, :mod:`.welded`), or the tree as built."""
-    return welded(model, f_ext) if WELD_FIXED else (model, f_ext)
+    (``weld``, default :data:`WELD_FIXED`; :mod:`.welded`), or the tree as built."""
+    return welded(model, f_ext) if (WELD_FIXED if weld is None else weld) else (model, f_ext)
 
 
-# Eager calls run compiled: op by op, the level schedule's ~140 small indexing operations are each
-# compiled on first use (measured: 2 eager calls on a 12-joint quadruped 9.6 s, compiled 3.3 s).
+# One compiled program wherever it is called (as :func:`~diffsim.compiled.compiled`; the schedule and
+# the weld switch are static arguments, read at each call). Op by op, the level schedule's ~140 small
+# indexing operations were each compiled on first use (2 eager calls on a 12-joint quadruped 9.6 s,
+# compiled 3.3 s), also under an eager jacfwd / grad / vmap (README, "Performance").
 _forward_dynamics_compiled = eqx.filter_jit(_forward_dynamics)
 
 

@@ -129,11 +129,15 @@ def _simulate_jit(m, c, q0, v0, t1, n_save, rtol, atol, solver, max_events):
                     max_events=max_events, max_steps=200_000, throw=False)
 
 
+@eqx.filter_jit  # one program for the whole trajectory (an eager vmap compiles each primitive on its own)
+def _joint_motion(m, c, q, v):
+    return jax.vmap(lambda q: joint_positions(m, c, q))(q), jax.vmap(lambda q, v: joint_velocities(m, c, q, v))(q, v)
+
+
 def results(m, c, traj) -> dict:
     """The contract arrays of ``trajectory.npz`` (numpy)."""
     t = m.topology
-    xy = jax.vmap(lambda q: joint_positions(m, c, q))(traj.q)
-    vxy = jax.vmap(lambda q, v: joint_velocities(m, c, q, v))(traj.q, traj.v)
+    xy, vxy = _joint_motion(m, c, traj.q, traj.v)
     cf = traj.contact_forces()
     T = traj.kinetic_energy()
     V = traj.potential_energy()

@@ -166,7 +166,7 @@ class Trajectory(eqx.Module):
         penetration, its rate, normal, slip, ``f_n`` [T, nc], ``f_t`` [T, nc, 3], ``Q``, powers."""
         self._need_compliant_contact()
         c = self.contact
-        return jax.vmap(lambda q, v, m, z: c.contact.forces(self.model, q, v, m, z))(self.q, self.v, c.memory, c.z)
+        return _contact_forces(self.model, c.contact, self.q, self.v, c.memory, c.z)
 
     def energy_balance(self):
         """Seed 001 eq 31: ``E = T + V − W_D − W_FN − W_FT − W_applied`` [T] (constant for an exact
@@ -174,3 +174,8 @@ class Trajectory(eqx.Module):
         self._need_compliant_contact()
         E = self.energy() - jnp.sum(self.contact.work, axis=-1)
         return E, 100.0 * (E - E[0]) / jnp.abs(E[0])
+
+
+@eqx.filter_jit  # one program (op by op, an eager vmap of the contact law compiled each primitive on its own)
+def _contact_forces(model, contact, q, v, memory, z):
+    return jax.vmap(lambda q, v, m, z: contact.forces(model, q, v, m, z))(q, v, memory, z)
