@@ -38,8 +38,9 @@ def test_sweep_mass_matrix_and_lagrange_agree():
         assert _rel(a3, a1) < 1e-10
     q, v, u = _state(m, 5)
     a = fns(q, v, u)[0]
-    np.testing.assert_allclose(inverse_dynamics_flexible(m, q, v, a), u, atol=1e-10 * float(jnp.max(jnp.abs(u))))
-    M = mass_matrix_flexible(m, q)
+    # compiled, as the public entry points are (op by op, each primitive is a program of its own)
+    np.testing.assert_allclose(jax.jit(inverse_dynamics_flexible)(m, q, v, a), u, atol=1e-10 * float(jnp.max(jnp.abs(u))))
+    M = jax.jit(mass_matrix_flexible)(m, q)
     np.testing.assert_allclose(M, M.T, atol=1e-13)
     assert float(jnp.min(jnp.linalg.eigvalsh(M))) > 0
 
@@ -74,7 +75,7 @@ def test_free_floating_flexible_tree_sweep_vs_mass_matrix():
     m = _mixed_tree("free")
     q, v, u = _state(m, 3)
     a1 = ds.forward_dynamics(m, q, v, u)
-    a2 = forward_dynamics_mm(m, q, v, u)
+    a2 = jax.jit(forward_dynamics_mm)(m, q, v, u)
     assert _rel(a2, a1) < 1e-10
     a3 = jnp.linalg.solve(ds.mass_matrix(m, q), u - ds.inverse_dynamics(m, q, v, jnp.zeros(m.nv)))
     assert _rel(a3, a1) < 1e-10
@@ -105,7 +106,7 @@ def test_rigid_tree_through_the_flexible_sweep_matches_aba():
 
     m = random_tree(7, n_bodies=5, joint_types=("revolute", "prismatic", "spherical"), base="free", damping=True)
     q, v, u = _state(m, 1)
-    assert _rel(articulated_flexible(m, q, v, u)[0], ds.forward_dynamics(m, q, v, u)) < 1e-12
+    assert _rel(jax.jit(articulated_flexible)(m, q, v, u)[0], ds.forward_dynamics(m, q, v, u)) < 1e-12
 
 
 @pytest.mark.slow  # moved out of the fast subset (it must stay <= 3 min on 2 cores)

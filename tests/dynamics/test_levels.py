@@ -116,13 +116,14 @@ def test_level_schedule_vmap_and_float32():
     keys = jax.random.split(jax.random.PRNGKey(3), 4)
     qs = jax.vmap(lambda k: ds.random_configuration(m, k))(keys)
     vs = jax.vmap(lambda k: jax.random.normal(k, (m.nv,)))(keys)
-    ref = jnp.stack([articulated_body_algorithm(m, q, v, jnp.zeros(m.nv)) for q, v in zip(qs, vs)])
+    aba = jax.jit(articulated_body_algorithm)  # one program (op by op: one compile per primitive)
+    ref = jnp.stack([aba(m, q, v, jnp.zeros(m.nv)) for q, v in zip(qs, vs)])
     for s in ("levels", "levels_reduce", "levels_unrolled"):
         fd = ds.dynamics.ABA(schedule=s)
         batched = jax.jit(jax.vmap(fd, in_axes=(None, 0, 0)))(m, qs, vs)
         np.testing.assert_allclose(batched, ref, rtol=1e-10, atol=1e-10)
         m32 = m.astype(jnp.float32)
-        a32 = fd(m32, qs[0].astype(jnp.float32), vs[0].astype(jnp.float32))
+        a32 = jax.jit(fd)(m32, qs[0].astype(jnp.float32), vs[0].astype(jnp.float32))
         assert a32.dtype == jnp.float32
         assert rel(a32.astype(jnp.float64), ref[0]) < 1e-4
 

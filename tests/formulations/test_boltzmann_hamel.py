@@ -25,7 +25,7 @@ from diffsim.model.random import random_tree
 JOINTS = ("spherical", "revolute", "fixed")
 # eager on purpose: the tests use many distinct topologies, and each would recompile under jit
 fd_aba = diffsim.forward_dynamics
-fd_bh = forward_dynamics_bh
+fd_bh = eqx.filter_jit(forward_dynamics_bh)  # one program per tree (op by op: hundreds of one-primitive compiles)
 
 
 def rel(a, b):
