@@ -29,6 +29,18 @@ def traced(*trees) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(trees))
 
 
+def staged() -> bool:
+    """Whether the caller is being traced into a program (inside ``jit``, ``lax.scan``, …) rather than
+    run eagerly or under an eager transformation. JAX has no public test for this; its
+    ``jax.extend.core.unsafe_am_i_under_a_jit_DO_NOT_USE`` reads the trace stack. Without it, every
+    call counts as staged (the caller's program, as before)."""
+    try:
+        from jax.extend.core import unsafe_am_i_under_a_jit_DO_NOT_USE as under_jit
+    except ImportError:  # pragma: no cover - another JAX
+        return True
+    return bool(under_jit())
+
+
 def compiled(fn):
     """``fn`` as one compiled program (``eqx.filter_jit``), keeping its name, signature and
     docstring (``__wrapped__`` is ``fn``)."""

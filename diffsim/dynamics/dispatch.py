@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
-from ..compiled import compiled
+from ..compiled import compiled, staged
 from ..model.mimic import couple
 from ..model.model import Model, joint_spring_energy
 from ..precision import full_precision
@@ -99,6 +99,9 @@ def forward_dynamics(model: Model, q: Float[Array, " nq"], v: Float[Array, " nv"
     if tangents == "analytic":
         tau, f_ext = _defaults(model, tau, f_ext)
         return _fd_analytic(model, q, v, tau, f_ext)
+    if staged():  # traced into the caller's program: inlined, as written (the switches read now)
+        return _forward_dynamics(model, q, v, tau, f_ext, None, None)
+    # eagerly or under an eager jacfwd / grad / vmap: one compiled program per model structure
     return _forward_dynamics_compiled(model, q, v, tau, f_ext, RIGID_SCHEDULE, WELD_FIXED)
 
 
@@ -123,10 +126,12 @@ def _swept(model: Model, f_ext=None, weld: bool | None = None):
     return welded(model, f_ext) if (WELD_FIXED if weld is None else weld) else (model, f_ext)
 
 
-# One compiled program wherever it is called (as :func:`~diffsim.compiled.compiled`; the schedule and
-# the weld switch are static arguments, read at each call). Op by op, the level schedule's ~140 small
-# indexing operations were each compiled on first use (2 eager calls on a 12-joint quadruped 9.6 s,
-# compiled 3.3 s), also under an eager jacfwd / grad / vmap (README, "Performance").
+# Called eagerly or under an eager transformation: one compiled program (the schedule and the weld
+# switch are static arguments, read at each call). Op by op, the level schedule's ~140 small indexing
+# operations were each compiled on first use (2 eager calls on a 12-joint quadruped 9.6 s, compiled
+# 3.3 s), also under an eager jacfwd / grad / vmap (README, "Performance"). Inside a program it is
+# inlined as written: nested, the model's index arrays became arguments of the inner program and a
+# jitted RK4 scan of a rigid tree ran ~6 % slower (its gathers no longer saw constant indices).
 _forward_dynamics_compiled = eqx.filter_jit(_forward_dynamics)
 
 
