@@ -23,10 +23,10 @@ import functools
 import equinox as eqx
 import jax
 
-
-def traced(*trees) -> bool:
-    """Whether any leaf of ``trees`` is a tracer (the call is inside ``jit``, ``grad``, ``vmap``, …)."""
-    return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(trees))
+try:  # reads JAX's trace stack (:func:`staged`)
+    from jax.extend.core import unsafe_am_i_under_a_jit_DO_NOT_USE as _under_jit
+except ImportError:  # pragma: no cover - a JAX without it
+    _under_jit = None
 
 
 def staged() -> bool:
@@ -34,11 +34,7 @@ def staged() -> bool:
     run eagerly or under an eager transformation. JAX has no public test for this; its
     ``jax.extend.core.unsafe_am_i_under_a_jit_DO_NOT_USE`` reads the trace stack. Without it, every
     call counts as staged (the caller's program, as before)."""
-    try:
-        from jax.extend.core import unsafe_am_i_under_a_jit_DO_NOT_USE as under_jit
-    except ImportError:  # pragma: no cover - another JAX
-        return True
-    return bool(under_jit())
+    return True if _under_jit is None else bool(_under_jit())
 
 
 def compiled(fn):
