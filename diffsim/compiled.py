@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 
 import equinox as eqx
-import jax
 
 try:  # reads JAX's trace stack (:func:`staged`)
     from jax.extend.core import unsafe_am_i_under_a_jit_DO_NOT_USE as _under_jit
