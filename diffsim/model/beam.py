@@ -27,11 +27,13 @@ Modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35; Timoshenko stiffness
 from __future__ import annotations
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..beams import ModeShapes
 from .._util import is_concrete
+from ..beams import ModeShapes
+from ..compiled import staged
 from .flexbody import FlexBody
 
 
@@ -139,8 +141,16 @@ class Beam(eqx.Module):
         return jnp.concatenate(cols, -1)
 
     def flex_body(self, dtype=None) -> FlexBody:
-        """The section data and modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35)."""
-        return _integrals(self, dtype)
+        """The section data and modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35).
+
+        Traced into the caller's program when it is being staged (a parameter set inside ``jit``);
+        otherwise one compiled program per link structure (families, mode counts, quadrature): run
+        op by op, the integrals compiled ~100 one-primitive programs for every new structure."""
+        if staged():
+            return _integrals(self, dtype)
+        # numbers as (weakly typed) arrays: the program is traced once per structure, not per value
+        spec = jax.tree.map(lambda x: jnp.asarray(x) if isinstance(x, (float, int)) else x, self)
+        return eqx.tree_at(lambda f: f.spec, _integrals_compiled(spec, dtype), self)
 
 
 def beam(
@@ -323,3 +333,6 @@ def _integrals(spec: Beam, dtype=None) -> FlexBody:
         spec=spec,
         shapes=resolved if any(r is not p[1] for r, p in zip(resolved, plain)) else None,
     )
+
+
+_integrals_compiled = eqx.filter_jit(_integrals)
