@@ -40,3 +40,24 @@ def test_eager_vmap_and_jvp_compile_one_program_each_and_equal_one_sample_at_a_t
     assert len(msgs) == 1, msgs
     _, dT = jax.jvp(lambda v: ds.kinetic_energy(m, q, v), (v,), (a,))
     assert abs(float(dE)) <= 1e-12 * abs(float(dT)), (dE, dT)
+
+
+def test_a_links_modal_integrals_compile_once_per_structure_and_equal_the_staged_trace(compile_log):
+    """A beam built eagerly derives its integrals in one program (op by op it compiled ~100 small ones
+    for every new link structure); new values of the same structure compile nothing, and the values
+    equal those traced inside a caller's ``jit`` (the path of a parameter set in a fit)."""
+    from flex_models import _link, _poly
+
+    kw = dict(modes_y=_poly([2, 3]), modes_z=_poly([2]), modes_torsion=_poly([1]), n_quad=10)  # shapes made first
+    with compile_log() as first:
+        _link(**kw)
+    with compile_log() as again:
+        fb = _link(**kw, EI_z=55.0, tip_mass=0.4, air_damping=0.2)
+    first = [m for m in first if "jit(stage)" not in m]  # JAX's own, once per process: a number made an array
+    assert len(first) == 1, first
+    assert again == [], again
+    fields = ("K", "D", "m", "J", "phi_d", "phi_r", "fore", "end_phi_d", "end_fore")
+    staged = jax.jit(lambda EI, tm, g: [getattr(_link(**kw, EI_z=EI, tip_mass=tm, air_damping=g), f)
+                                        for f in fields])(55.0, 0.4, 0.2)  # fmt: skip
+    for f, want in zip(fields, staged, strict=True):
+        np.testing.assert_allclose(getattr(fb, f), want, rtol=1e-13, atol=1e-13, err_msg=f)
