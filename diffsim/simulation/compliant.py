@@ -25,6 +25,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._util import tied
 from ..contact.model import Contact, ContactSet
 from ..dynamics.configuration import configuration_rate, normalize
 from ..dynamics.flexible import dissipated_power
@@ -214,7 +215,9 @@ def simulate_compliant(system) -> Trajectory:
         jnp.asarray(0, jnp.int32),
     )
     n_seg = int(max_events) + 1 if events else 1
-    carry, _ = jax.lax.scan(segment, carry0, None, length=n_seg)
+    # every carry perturbed (batched) from the start: the scan's JVP / batching fixed point then
+    # traces the segment (a whole diffrax solve) once instead of two or three times
+    carry, _ = jax.lax.scan(segment, tied(carry0, system), None, length=n_seg)
     _, _, _, _, done, out, out_mem, ev_t, ev_flip, impacts, n_ev, result, steps = carry
     result = jnp.where(done, result, Status.MAX_EVENTS).astype(jnp.int32)
     out = jax.tree_util.tree_map(lambda a: a.astype(dtype), out)
