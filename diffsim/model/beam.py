@@ -148,8 +148,8 @@ class Beam(eqx.Module):
         op by op, the integrals compiled ~100 one-primitive programs for every new structure."""
         if staged():
             return _integrals(self, dtype)
-        # numbers as (weakly typed) arrays: the program is traced once per structure, not per value
-        spec = jax.tree.map(lambda x: jnp.asarray(x) if isinstance(x, (float, int)) else x, self)
+        # floats as (weakly typed) arrays: the program is traced once per structure, not per value
+        spec = jax.tree.map(lambda x: jnp.asarray(x) if isinstance(x, float) else x, self)  # not ints: counts
         return eqx.tree_at(lambda f: f.spec, _integrals_compiled(spec, dtype), self)
 
 
