@@ -21,9 +21,11 @@ so the solver's iterations are never differentiated.
 
 Jacobians of the residuals: ``"fwd"`` (exact, forward mode: the sensitivity equations solved under
 the step controller, with the event-time corrections where contact events are located,
-:class:`~diffsim.simulation.sensitivity.ForwardSensitivity`), ``"bwd"`` (reverse mode, the system's adjoint) or ``"fd"`` (central differences
-with step ``h = ε^(1/3) ≈ 6e-6`` in θ, two simulations per parameter: the approach of
-``mujoco.sysid``, kept for comparison in ``benchmarks/bench_identify.py``).
+:class:`~diffsim.simulation.sensitivity.ForwardSensitivity`; evaluated by the solver's step, which
+then linearises a matrix product, :func:`linear_model`), ``"bwd"`` (reverse mode, the system's
+adjoint) or ``"fd"`` (central differences with step ``h = ε^(1/3) ≈ 6e-6`` in θ, two simulations
+per parameter: the approach of ``mujoco.sysid``, kept for comparison in
+``benchmarks/bench_identify.py``).
 """
 
 from __future__ import annotations
@@ -266,80 +268,87 @@ def _fd_residuals_jvp(primals, tangents):
 
 def gated_jacobian(r_primal, bound, jacobian, n_params):
     """``(J, r)``: when the cost ``½‖r_primal‖²`` is at most ``bound``, the Jacobian of
-    ``jacobian() -> (J, r_J)`` and ``r_primal`` (``r_J`` when its run failed: entries equal to
-    :data:`FAILED_RESIDUAL`); above ``bound`` zeros and ``r_primal`` (a point the trust region
-    rejects: its Jacobian is never read). See :func:`_dense_residuals_jvp`."""
+    ``jacobian() -> (J, r_J)`` and ``r_primal`` — or, when that run failed (entries of ``r_J`` equal
+    to :data:`FAILED_RESIDUAL`, or a non-finite ``J``), ``r_J`` and zeros; above ``bound`` zeros and
+    ``r_primal`` (a point the trust region rejects: its Jacobian is never read). See
+    :func:`_dense_residuals`."""
     def with_jacobian():
         J, r = jacobian()
-        return J, jnp.where(jnp.any(r == FAILED_RESIDUAL), r, r_primal)
+        failed = jnp.any(r == FAILED_RESIDUAL) | ~jnp.all(jnp.isfinite(J))
+        r = jnp.where(failed, jnp.where(jnp.any(r == FAILED_RESIDUAL), r, FAILED_RESIDUAL), r_primal)
+        return jnp.where(failed, 0.0, J), r
 
     def without():
         return jnp.zeros((r_primal.size, n_params), r_primal.dtype), r_primal
     return jax.lax.cond(0.5 * jnp.sum(r_primal**2) <= bound, with_jacobian, without)
 
 
-@eqx.filter_custom_jvp
-def _dense_residuals(theta, res: Residuals, data, bound):
-    """``(r, J)``: the residuals and, as the solver's auxiliary output, their Jacobian — computed by
-    the rule below when the solver linearises (always, in the search); zeros when not."""
-    r = res.evaluate(theta, data)[0]
-    return r, jnp.zeros((r.size, theta.size), r.dtype)
-
-
-@_dense_residuals.def_jvp
-def _dense_residuals_jvp(primals, tangents):
-    """``r`` and ``J t`` with ``J = ∂r/∂θ`` materialised by ``jax.jacfwd`` (one simulation with a
-    batch of ``P`` tangents). The tangent is linear in ``t`` with ``J`` a known value, so
-    optimistix's ``jax.linearize`` keeps only the product ``J t`` in its linear function: without
-    this rule the linear function holds the JVP of the whole simulation (a ``while_loop`` cannot be
-    split into known and tangent parts), which the Levenberg–Marquardt descent then re-runs for
-    every column it materialises and which XLA compiles several times over (measured: README,
-    mode-shape fitting).
-
-    ``J`` is computed only where the trust region can accept the point: when the cost ``½‖r‖²``
-    is above ``bound`` (:meth:`LevenbergMarquardt.step`: the accepted cost plus the reduction the
-    search asks for) the step is rejected and its Jacobian never read, so it is returned as zeros
-    after the primal solve alone. A rejected trial then costs one simulation instead of the
-    sensitivity solve (~13 simulations on the ball drop, more where a trial is stiff). The
-    residuals are always the primal solve's, so the search sees one function whether or not the
-    Jacobian was computed (the sensitivity run takes other steps: its residuals differ at the
-    solver's round-off, and mixing the two took the ball fit of ``benchmarks/bench_identify.py``
-    from 9 to 26 iterations at the noise floor). Only when the sensitivity solve fails (its error
-    control covers the tangents too: a trial with the ball's K at 1e19 N/m^1.5 solves alone in
-    0.03 s and with its tangents reaches max_steps) are they :data:`FAILED_RESIDUAL`, and the
-    search rejects the point, instead of accepting it with a zero Jacobian (a zero step, taken
-    for convergence)."""
-    theta, res, data, bound = primals
-    t_theta, _, t_data, _ = tangents
+def _dense_residuals(inputs, theta, bound):
+    """``(r, J)`` at ``θ`` for :class:`LevenbergMarquardt` (``inputs = (residuals, data)``): the
+    residuals of the primal solve, and ``J = ∂r/∂θ`` from ``jax.jacfwd`` (one sensitivity solve with
+    a batch of ``P`` tangents) where the trust region can accept the point — when the cost
+    ``½‖r‖²`` is at most ``bound`` (:meth:`LevenbergMarquardt.step`: the accepted cost plus the
+    reduction the search asks for); zeros elsewhere, after the primal solve alone. A rejected trial
+    then costs one simulation instead of the sensitivity solve (~13 simulations on the ball drop,
+    more where a trial is stiff). The residuals are always the primal solve's, so the search sees
+    one function whether or not the Jacobian was computed (the sensitivity run takes other steps:
+    its residuals differ at the solver's round-off, and mixing the two took the ball fit of
+    ``benchmarks/bench_identify.py`` from 9 to 26 iterations at the noise floor). Only when the
+    sensitivity solve fails (its error control covers the tangents too: a trial with the ball's K
+    at 1e19 N/m^1.5 solves alone in 0.03 s and with its tangents reaches max_steps) are they
+    :data:`FAILED_RESIDUAL`, and the search rejects the point, instead of accepting it with a zero
+    Jacobian (a zero step, taken for convergence)."""
+    res, data = inputs
 
     def r_of(th):
         r = res.evaluate(th, data)[0]
         return r, r
 
     J, r = gated_jacobian(r_of(theta)[0], bound, lambda: jax.jacfwd(r_of, has_aux=True)(theta), theta.size)
-    t_r = jnp.zeros_like(r) if t_theta is None else J @ t_theta
-    if t_data is not None:
-        t_r = t_r + _data_tangent(res, theta, data, t_data)
-    return (r, J), (t_r, jnp.zeros_like(J))
+    return r, J
+
+
+def linear_model(theta, args):
+    """The residual function a :class:`LevenbergMarquardt` with ``dense`` linearises:
+    ``r + J (θ − θ_ref)`` and, as the auxiliary output, ``J``, where ``args = (inputs, (θ_ref, r,
+    J))`` holds what the solver's ``dense`` function evaluated at the point the step linearises
+    (``θ = θ_ref``: the residuals there and their Jacobian). optimistix then linearises a matrix
+    product instead of the simulation: JAX's linearisation of the simulation (partial evaluation of
+    every loop of the primal and sensitivity solves, to split known from unknown values) costs a
+    fifth of a fit's trace, and its linear function would hold the JVP of the whole simulation,
+    which the Levenberg–Marquardt descent re-runs for every column it materialises (README,
+    mode-shape fitting). With ``J`` the auxiliary output the solve returns the Jacobian at ``θ̂``
+    (``BestSoFarLeastSquares`` keeps the aux of the point it keeps)."""
+    _, (theta_ref, r, J) = args
+    return r + J @ (theta - theta_ref), J
 
 
 def _solver_residuals(residuals: Residuals):
-    """The residual function the solver linearises, of ``(θ, (data, bound))``, returning
-    ``(r, aux)``: with ``"fwd"`` Jacobians the dense rule above (``bound`` gates its Jacobian),
-    whose ``J`` is the auxiliary output, so that the solve returns the Jacobian at ``θ̂``
-    (``BestSoFarLeastSquares`` keeps the aux of the point it keeps); otherwise no aux."""
+    """The residual function the solver linearises, of ``(θ, args)``, returning ``(r, aux)``: with
+    ``"fwd"`` Jacobians :func:`linear_model` (``args = ((residuals, data), (θ_ref, r, J))``; the
+    solver evaluates ``r`` and ``J``); otherwise the residuals (``args = data``) and no aux."""
     if residuals.jacobian == "fwd":
-        return lambda theta, args: _dense_residuals(theta, residuals, args[0], args[1])
-    return lambda theta, args: (residuals(theta, args[0]), None)
+        return linear_model
+    return lambda theta, args: (residuals(theta, args), None)
+
+
+def _solver_args(residuals: Residuals, data, theta0):
+    """The solve's ``args`` (:func:`_solver_residuals`); with ``"fwd"`` Jacobians the evaluated
+    point starts as zeros of the shapes ``r`` [N] and ``J`` [N, P] (the solver's first step
+    evaluates ``θ0``)."""
+    if residuals.jacobian != "fwd":
+        return data
+    n = sum(int(np.prod(jnp.shape(d[ch]))) for obs, d in zip(residuals.observed, data) for ch in obs.channels)
+    zero = jnp.zeros((), theta0.dtype)
+    return (residuals, data), (theta0, jnp.full((n,), zero), jnp.full((n, theta0.size), zero))
 
 
 def _solve(inputs):
     """Primal of the implicit function: the Levenberg–Marquardt solve (keeps the best iterate)."""
     residuals, data, theta0, solver, max_steps, jacobian = inputs
     jac = "bwd" if jacobian == "bwd" else "fwd"
-    args = (data, jnp.asarray(jnp.inf, theta0.dtype))
-    sol = optx.least_squares(_solver_residuals(residuals), solver, theta0, args=args, options={"jac": jac},
-                             has_aux=True, max_steps=max_steps, throw=False)
+    sol = optx.least_squares(_solver_residuals(residuals), solver, theta0, args=_solver_args(residuals, data, theta0),
+                             options={"jac": jac}, has_aux=True, max_steps=max_steps, throw=False)
     # BestSoFarLeastSquares keeps ‖r‖² and the aux of the point it returns (each step pairs its
     # input θ with the residuals and aux there): the cost, and with "fwd" the Jacobian, at θ̂
     # without another simulation
@@ -473,27 +482,30 @@ class LevenbergMarquardt(optx.LevenbergMarquardt):
     ``benchmarks/bench_identify.py`` reached its optimum (cost to 1e-10) at step 8 and then took
     33 more steps, most of them rejected.
 
-    ``gate_jacobian=True`` (the estimator's forward-mode fits): ``args`` is ``(data, bound)`` and
-    every step passes the acceptance bound of the point it evaluates, so the residuals' rule
-    computes the Jacobian only where the step can be accepted (:func:`gated_jacobian`)."""
+    ``dense`` (the estimator's forward-mode fits): a function ``dense(inputs, θ, bound) -> (r, J)``
+    (:func:`_dense_residuals`), the residual function is :func:`linear_model` and ``args`` is
+    ``(inputs, (θ_ref, r, J))``: every step evaluates ``dense`` at the point it linearises with the
+    acceptance bound of that point (so the Jacobian is computed only where the step can be
+    accepted, :func:`gated_jacobian`) and hands the result to optimistix's step through ``args``."""
 
-    gate_jacobian: bool = eqx.field(static=True, default=False)
+    dense: object = eqx.field(static=True, default=None)
 
-    def __init__(self, rtol, atol, gate_jacobian=False, **kwargs):
+    def __init__(self, rtol, atol, dense=None, **kwargs):
         super().__init__(rtol, atol, **kwargs)
-        self.gate_jacobian = gate_jacobian
+        self.dense = dense
 
     def step(self, fn, y, args, options, state, tags):
         c = 0.5 * jnp.sum(state.f_info.residual ** 2)
-        if self.gate_jacobian:
-            # ``args = (data, bound)``: the point this step evaluates is accepted iff its cost is
-            # at most ``bound`` (optimistix's ClassicalTrustRegion: C_eval − C ≤ low_cutoff ·
-            # predicted reduction; always on the first step). ``bound`` rides to the residuals'
-            # rule (:func:`gated_jacobian`), which skips the Jacobian above it; the margin 1e-10 C
-            # covers a different rounding of the same sums there.
+        if self.dense is not None:
+            # the point this step evaluates is accepted iff its cost is at most ``bound``
+            # (optimistix's ClassicalTrustRegion: C_eval − C ≤ low_cutoff · predicted reduction;
+            # always on the first step); ``dense`` skips the Jacobian above it. The margin
+            # 1e-10 C covers a different rounding of the same sums there.
             search = self.search
             bound = c + search.low_cutoff * search.predict_reduction(state.y_eval - y, state.f_info) + 1e-10 * c
-            args = (args[0], jnp.where(state.first_step, jnp.inf, bound))
+            bound = jnp.where(state.first_step, jnp.inf, bound)
+            r, J = self.dense(args[0], state.y_eval, bound)
+            args = (args[0], (state.y_eval, r, J))
         y_new, new_state, aux = super().step(fn, y, args, options, state, tags)
         # θ and r are flat arrays here; state.y_eval is the point this step evaluated. A rejected
         # step leaves the accepted residuals as they were, so its cost change is zero.
@@ -515,5 +527,6 @@ def estimator(params: Sequence[Param], preps: Sequence[Prepared], *, rtol=1e-8, 
                     sigma=[{ch: jnp.asarray(p.exp.sigma[ch], dtype) for ch in p.channels} for p in preps],
                     observed=tuple(p.observed for p in preps), layout=layout, jacobian=jacobian)
     data = [{ch: jnp.asarray(p.exp.data[ch], dtype) for ch in p.channels} for p in preps]
-    solver = optx.BestSoFarLeastSquares(LevenbergMarquardt(rtol=rtol, atol=atol, gate_jacobian=jacobian == "fwd"))
+    solver = optx.BestSoFarLeastSquares(LevenbergMarquardt(rtol=rtol, atol=atol,
+                                                         dense=_dense_residuals if jacobian == "fwd" else None))
     return Estimator(res, data, jnp.asarray(layout.theta0(), dtype), solver, int(max_steps))

@@ -242,10 +242,18 @@ def test_batched_fits_multistart_and_fd_jacobian_reach_the_same_optimum(swing, s
     est = swing_estimator
     y = est.data[0]["q.arm"]
     Y = jnp.stack([y, y + 3 * SIGMA * jnp.sin(jnp.asarray(T))[:, None]])
-    batch = eqx.filter_jit(lambda e, Y: jax.vmap(lambda u: e([{"q.arm": u}])[0])(Y))(est, Y)
-    one = eqx.filter_jit(lambda e, u: e([{"q.arm": u}])[0])
+    batch = eqx.filter_jit(lambda e, Y: jax.vmap(lambda u: e.solve([{"q.arm": u}]))(Y))(est, Y)
+    one = eqx.filter_jit(lambda e, u: e.solve([{"q.arm": u}]))
     for k in range(2):
-        np.testing.assert_allclose(batch[k], one(est, Y[k]), rtol=1e-9)
+        b, s = jax.tree_util.tree_map(lambda a: a[k], batch), one(est, Y[k])
+        # both searches run to the noise floor (rtol 1e-14), where the cost C = ½χ² is flat to its
+        # round-off δC: two programs that round differently (batched, single) stop at points whose
+        # costs agree to δC and which are then within 2√(2 δC) standard deviations of each other
+        # (C − C* = ½ Δθᵀ JᵀJ Δθ), the standard deviations from the Gauss–Newton covariance
+        dC = 1e-10 * float(s.cost)
+        assert abs(float(b.cost) - float(s.cost)) <= dC, (b.cost, s.cost)
+        sd = np.sqrt(np.diag(np.linalg.inv(np.asarray(s.jacobian.T @ s.jacobian))))
+        assert np.all(np.abs(np.asarray(b.theta - s.theta)) <= 2 * np.sqrt(2 * dC) * sd), (b.theta, s.theta, sd)
     start, ref = friction_fit
     names = FRICTION
     for res in (idf.fit(start, names, exp, n_starts=3, spread=0.3), idf.fit(start, names, exp, jacobian="fd")):

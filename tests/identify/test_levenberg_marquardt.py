@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from diffsim.identify.estimator import FAILED_RESIDUAL, LevenbergMarquardt, gated_jacobian
+from diffsim.identify.estimator import FAILED_RESIDUAL, LevenbergMarquardt, gated_jacobian, linear_model
 
 RNG = np.random.default_rng(3)
 A = jnp.asarray(RNG.standard_normal((40, 2)) * [1.0, 30.0])
@@ -61,40 +61,38 @@ def test_does_not_stop_on_a_rejected_step_far_from_the_optimum():
 
 
 def test_jacobian_is_computed_only_where_the_step_can_be_accepted():
-    """The estimator's residual rule (``gated_jacobian``) skips the Jacobian where the cost is above
-    the bound that :class:`LevenbergMarquardt` passes it (the trust region's acceptance test):
-    along Rosenbrock's valley from (−1.2, 1) the gated solve takes exactly the path of the ungated
-    one (every point and step count equal), with one Jacobian per accepted point and none at a
-    rejected one."""
+    """The estimator's forward-mode solve: :class:`LevenbergMarquardt` evaluates its ``dense``
+    function (residuals and Jacobian) at the point each step linearises and optimistix linearises
+    :func:`linear_model`; the Jacobian is skipped where the cost is above the step's acceptance
+    bound (``gated_jacobian``, the trust region's test). Along Rosenbrock's valley from (−1.2, 1)
+    the solve takes exactly the path of optimistix's linearisation of the residuals (every point
+    and step count equal), with one Jacobian per accepted point and none at a rejected one, and
+    returns the Jacobian at its solution as the auxiliary output (``BestSoFarLeastSquares``, as
+    in the estimator, keeps the aux of the point it returns)."""
     calls = []
 
-    @jax.custom_jvp
-    def gated(theta, bound):
-        return rosenbrock(theta, None)
-
-    @gated.defjvp
-    def gated_jvp(primals, tangents):
-        theta, bound = primals
-
+    def dense(inputs, theta, bound):
         def jacobian():
             jax.debug.callback(lambda: calls.append(1))
-            return jax.jacfwd(lambda th: rosenbrock(th, None))(theta), rosenbrock(theta, None)
+            return jax.jacfwd(rosenbrock)(theta), rosenbrock(theta)
 
-        J, r = gated_jacobian(rosenbrock(theta, None), bound, jacobian, theta.size)
-        return r, J @ tangents[0]
+        J, r = gated_jacobian(rosenbrock(theta), bound, jacobian, theta.size)
+        return r, J
 
-    def run(fn, gate):
-        return optx.least_squares(fn, LevenbergMarquardt(rtol=1e-8, atol=1e-10, gate_jacobian=gate),
-                                  jnp.array([-1.2, 1.0]), args=(None, jnp.asarray(jnp.inf)), max_steps=200,
-                                  throw=False)
-
-    ungated = run(lambda th, args: rosenbrock(th), False)
-    sol = run(lambda th, args: gated(th, args[1]), True)
+    y0 = jnp.array([-1.2, 1.0])
+    ungated = optx.least_squares(lambda th, args: rosenbrock(th),
+                                 optx.BestSoFarLeastSquares(LevenbergMarquardt(rtol=1e-8, atol=1e-10)), y0,
+                                 max_steps=200, throw=False)
+    sol = optx.least_squares(linear_model, optx.BestSoFarLeastSquares(LevenbergMarquardt(rtol=1e-8, atol=1e-10,
+                                                                                         dense=dense)), y0,
+                             args=(None, (y0, jnp.zeros(2), jnp.zeros((2, 2)))), has_aux=True, max_steps=200,
+                             throw=False)
     assert sol.result == optx.RESULTS.successful
     assert int(sol.stats["num_steps"]) == int(ungated.stats["num_steps"])
     np.testing.assert_array_equal(sol.value, ungated.value)
+    np.testing.assert_array_equal(sol.aux, jax.jacfwd(rosenbrock)(sol.value))
     # one Jacobian per accepted point (the first included), none at a rejected one
-    assert len(calls) == int(ungated.state.num_accepted_steps) < int(sol.stats["num_steps"])
+    assert len(calls) == int(ungated.state.state.num_accepted_steps) < int(sol.stats["num_steps"])
 
 
 def test_gated_jacobian_keeps_the_primal_residuals_unless_the_jacobian_run_failed():
@@ -109,6 +107,10 @@ def test_gated_jacobian_keeps_the_primal_residuals_unless_the_jacobian_run_faile
     np.testing.assert_array_equal(rr, r)
     J, rr = gated_jacobian(r, 2.5, lambda: failed, 3)
     np.testing.assert_array_equal(rr, failed[1])
+    np.testing.assert_array_equal(J, jnp.zeros((2, 3)))  # a failed run's Jacobian is never read
+    J, rr = gated_jacobian(r, 2.5, lambda: (jnp.full((2, 3), jnp.nan), r + 1e-9), 3)  # non-finite J: failed too
+    np.testing.assert_array_equal(rr, jnp.full(2, FAILED_RESIDUAL))
+    np.testing.assert_array_equal(J, jnp.zeros((2, 3)))
     J, rr = gated_jacobian(r, 2.4, lambda: failed, 3)
     np.testing.assert_array_equal(J, jnp.zeros((2, 3)))
     np.testing.assert_array_equal(rr, r)
