@@ -219,6 +219,19 @@ def test_the_solve_returns_the_cost_and_jacobian_of_the_point_it_returns(swing):
 
 
 @pytest.mark.slow
+def test_a_search_with_reverse_mode_jacobians_reaches_the_forward_mode_optimum(swing, friction_fit):
+    """``jacobian="bwd"`` (reverse mode through the system's adjoint): the search reaches the
+    optimum of the forward-mode fit, and returns no Jacobian of its own (the report computes one)."""
+    _, exp = swing
+    start, ref = friction_fit
+    est = idf.make_estimator(start, FRICTION, exp, jacobian="bwd")
+    sol = eqx.filter_jit(lambda e: e.solve())(est)
+    assert bool(sol.ok) and sol.jacobian is None
+    for n, v in est.values(sol.theta).items():
+        assert abs(float(v[0]) - float(ref.value[n][0])) < 1e-3 * float(ref.std[n][0]), (n, v, ref.value[n])
+
+
+@pytest.mark.slow
 def test_fitted_values_differentiate_through_the_data(swing_estimator):
     """dθ̂/dȳ by the implicit function theorem on Jᵀr = 0 equals central differences of refits
     (the LM tolerances are tight, so a refit is accurate to far below the step's effect)."""
