@@ -274,9 +274,9 @@ def gated_jacobian(r_primal, bound, jacobian, n_params):
     :func:`_dense_residuals`."""
     def with_jacobian():
         J, r = jacobian()
-        failed = jnp.any(r == FAILED_RESIDUAL) | ~jnp.all(jnp.isfinite(J))
-        r = jnp.where(failed, jnp.where(jnp.any(r == FAILED_RESIDUAL), r, FAILED_RESIDUAL), r_primal)
-        return jnp.where(failed, 0.0, J), r
+        run_failed = jnp.any(r == FAILED_RESIDUAL)
+        failed = run_failed | ~jnp.all(jnp.isfinite(J))
+        return jnp.where(failed, 0.0, J), jnp.where(run_failed, r, jnp.where(failed, FAILED_RESIDUAL, r_primal))
 
     def without():
         return jnp.zeros((r_primal.size, n_params), r_primal.dtype), r_primal
