@@ -284,50 +284,56 @@ def gated_jacobian(r_primal, bound, jacobian, n_params):
 
 
 def _dense_residuals(inputs, theta, bound):
-    """``(r, J)`` at ``θ`` for :class:`LevenbergMarquardt` (``inputs = (residuals, data)``): the
-    residuals of the primal solve, and ``J = ∂r/∂θ`` from ``jax.jacfwd`` (one sensitivity solve with
-    a batch of ``P`` tangents) where the trust region can accept the point — when the cost
-    ``½‖r‖²`` is at most ``bound`` (:meth:`LevenbergMarquardt.step`: the accepted cost plus the
-    reduction the search asks for); zeros elsewhere, after the primal solve alone. A rejected trial
-    then costs one simulation instead of the sensitivity solve (~13 simulations on the ball drop,
-    more where a trial is stiff). The residuals are always the primal solve's, so the search sees
-    one function whether or not the Jacobian was computed (the sensitivity run takes other steps:
-    its residuals differ at the solver's round-off, and mixing the two took the ball fit of
+    """``(r, J, per)`` at ``θ`` for :class:`LevenbergMarquardt` (``inputs = (residuals, data)``): the
+    residuals of the primal solve, each experiment's residuals and predictions from that solve
+    (``per``: ``[(r_e, {channel: prediction})]``, for the report at ``θ̂``), and ``J = ∂r/∂θ``
+    from ``jax.jacfwd`` (one sensitivity solve with a batch of ``P`` tangents) where the trust
+    region can accept the point — when the cost ``½‖r‖²`` is at most ``bound``
+    (:meth:`LevenbergMarquardt.step`: the accepted cost plus the reduction the search asks for);
+    zeros elsewhere, after the primal solve alone. A rejected trial then costs one simulation
+    instead of the sensitivity solve (~13 simulations on the ball drop, more where a trial is
+    stiff). The residuals are always the primal solve's, so the search sees one function whether
+    or not the Jacobian was computed (the sensitivity run takes other steps: its residuals
+    differ at the solver's round-off, and mixing the two took the ball fit of
     ``benchmarks/bench_identify.py`` from 9 to 26 iterations at the noise floor). Only when the
-    sensitivity solve fails (its error control covers the tangents too: a trial with the ball's K
-    at 1e19 N/m^1.5 solves alone in 0.03 s and with its tangents reaches max_steps) are they
-    :data:`FAILED_RESIDUAL`, and the search rejects the point, instead of accepting it with a zero
-    Jacobian (a zero step, taken for convergence)."""
+    sensitivity solve fails (its error control covers the tangents too: a trial with the ball's
+    K at 1e19 N/m^1.5 solves alone in 0.03 s and with its tangents reaches max_steps) are they
+    :data:`FAILED_RESIDUAL`, and the search rejects the point, instead of accepting it with a
+    zero Jacobian (a zero step, taken for convergence)."""
     res, data = inputs
 
     def r_of(th):
         r = res.evaluate(th, data)[0]
         return r, r
 
-    J, r = gated_jacobian(r_of(theta)[0], bound, lambda: jax.jacfwd(r_of, has_aux=True)(theta), theta.size)
-    return r, J
+    r, per = res.evaluate(theta, data)
+    per = [(rr, obs.predict(traj)) for obs, (rr, traj) in zip(res.observed, per)]
+    J, r = gated_jacobian(r, bound, lambda: jax.jacfwd(r_of, has_aux=True)(theta), theta.size)
+    return r, J, per
 
 
 def linear_model(theta, args):
-    """The residual function a :class:`LevenbergMarquardt` with ``dense`` linearises:
-    ``r + J (θ − θ_ref)`` and, as the auxiliary output, ``J``, where ``args = (inputs, (θ_ref, r,
-    J))`` holds what the solver's ``dense`` function evaluated at the point the step linearises
-    (``θ = θ_ref``: the residuals there and their Jacobian). optimistix then linearises a matrix
-    product instead of the simulation: JAX's linearisation of the simulation partially evaluates
-    every loop of the primal and sensitivity solves to split known from unknown values (ball fit:
-    trace and lowering 10.5 → 6 s, compile 13 → 7 s without it; README, "Where the suite's time
-    goes"), and its linear function would hold the JVP of the whole simulation,
-    which the Levenberg–Marquardt descent re-runs for every column it materialises (README,
-    mode-shape fitting). With ``J`` the auxiliary output the solve returns the Jacobian at ``θ̂``
-    (``BestSoFarLeastSquares`` keeps the aux of the point it keeps)."""
-    _, (theta_ref, r, J) = args
-    return r + J @ (theta - theta_ref), J
+    """The residual function a :class:`LevenbergMarquardt` with ``dense`` linearises: ``r + J (θ −
+    θ_ref)`` and, as the auxiliary output, ``(J, extra)``, where ``args = (inputs, (θ_ref, r, J,
+    extra))`` holds what the solver's ``dense`` function evaluated at the point the step
+    linearises (``θ = θ_ref``: the residuals there, their Jacobian and anything else).
+    optimistix then linearises a matrix product instead of the simulation: JAX's linearisation
+    of the simulation partially evaluates every loop of the primal and sensitivity solves to
+    split known from unknown values (ball fit: trace and lowering 10.5 → 6 s, compile 13 → 7 s
+    without it; README, "Where the suite's time goes"), and its linear function would hold the
+    JVP of the whole simulation, which the Levenberg–Marquardt descent re-runs for every column
+    it materialises (README, mode-shape fitting). With ``(J, extra)`` the auxiliary output the
+    solve returns them at ``θ̂`` (``BestSoFarLeastSquares`` keeps the aux of the point it
+    keeps)."""
+    _, (theta_ref, r, J, extra) = args
+    return r + J @ (theta - theta_ref), (J, extra)
 
 
 def _solver_residuals(residuals: Residuals):
     """The residual function the solver linearises, of ``(θ, args)``, returning ``(r, aux)``: with
-    ``"fwd"`` Jacobians :func:`linear_model` (``args = ((residuals, data), (θ_ref, r, J))``; the
-    solver evaluates ``r`` and ``J``); otherwise the residuals (``args = data``) and no aux."""
+    ``"fwd"`` Jacobians :func:`linear_model` (``args = ((residuals, data), (θ_ref, r, J, per))``;
+    the solver evaluates them, :func:`_dense_residuals`); otherwise the residuals (``args = data``)
+    and no aux."""
     if residuals.jacobian == "fwd":
         return linear_model
     return lambda theta, args: (residuals(theta, args), None)
@@ -335,12 +341,16 @@ def _solver_residuals(residuals: Residuals):
 
 def _solver_args(residuals: Residuals, data, theta0):
     """The solve's ``args`` (:func:`_solver_residuals`); with ``"fwd"`` Jacobians the evaluated
-    point starts as zeros of the shapes ``r`` [N] and ``J`` [N, P] (the solver's first step
-    evaluates ``θ0``)."""
+    point starts as zeros of its shapes (``r`` [N], ``J`` [N, P], each experiment's residuals and
+    predictions shaped like its data; the solver's first step evaluates ``θ0``)."""
     if residuals.jacobian != "fwd":
         return data
-    n = sum(int(np.prod(jnp.shape(d[ch]))) for obs, d in zip(residuals.observed, data) for ch in obs.channels)
-    return (residuals, data), (theta0, jnp.zeros((n,), theta0.dtype), jnp.zeros((n, theta0.size), theta0.dtype))
+    dtype = theta0.dtype
+    per = [(jnp.zeros((sum(int(np.prod(jnp.shape(d[ch]))) for ch in obs.channels),), dtype),
+            {ch: jnp.zeros(jnp.shape(d[ch]), dtype) for ch in obs.channels})
+           for obs, d in zip(residuals.observed, data)]
+    n = sum(rr.size for rr, _ in per)
+    return (residuals, data), (theta0, jnp.zeros((n,), dtype), jnp.zeros((n, theta0.size), dtype), per)
 
 
 def _solve(inputs):
@@ -350,10 +360,11 @@ def _solve(inputs):
     sol = optx.least_squares(_solver_residuals(residuals), solver, theta0, args=_solver_args(residuals, data, theta0),
                              options={"jac": jac}, has_aux=True, max_steps=max_steps, throw=False)
     # BestSoFarLeastSquares keeps ‖r‖² and the aux of the point it returns (each step pairs its
-    # input θ with the residuals and aux there): the cost, and with "fwd" the Jacobian, at θ̂
-    # without another simulation
+    # input θ with the residuals and aux there): the cost, and with "fwd" the Jacobian and each
+    # experiment's residuals and predictions, at θ̂ without another simulation
     cost = 0.5 * sol.state.best_loss
-    return sol.value, (sol.result == optx.RESULTS.successful, sol.stats["num_steps"], cost, sol.aux)
+    J, per = (None, None) if sol.aux is None else sol.aux
+    return sol.value, (sol.result == optx.RESULTS.successful, sol.stats["num_steps"], cost, J, per)
 
 
 def _stationarity(theta, _, inputs):
@@ -378,6 +389,8 @@ class Solution(NamedTuple):
     jacobian: jax.Array | None  #: ∂r/∂θ at θ̂ from the search's last sensitivity solve there ("fwd"); else None
     ok: jax.Array  #: the solver reports success
     steps: jax.Array  #: Levenberg–Marquardt steps taken
+    #: ``[(r_e, {channel: prediction})]`` per experiment at θ̂, from the search's primal solve there ("fwd"); else None
+    per_experiment: list | None = None
 
 
 class Estimator(eqx.Module):
@@ -405,13 +418,14 @@ class Estimator(eqx.Module):
 
     def solve(self, data=None, theta0=None) -> Solution:
         """:meth:`__call__` with what the solve has already evaluated at ``θ̂``
-        (:class:`Solution`): the cost, and with ``"fwd"`` Jacobians the Jacobian."""
+        (:class:`Solution`): the cost, and with ``"fwd"`` Jacobians the Jacobian and each
+        experiment's residuals and predictions."""
         data = self.data if data is None else data
         theta0 = self.theta0 if theta0 is None else theta0
         inputs = (self.residuals, data, theta0, self.solver, self.max_steps, self.residuals.jacobian)
-        theta, (ok, steps, cost, J) = optxi.implicit_jvp(_solve, _stationarity, inputs, frozenset(),
-                                                         lx.AutoLinearSolver(well_posed=None))
-        return Solution(theta, cost, J, ok, steps)
+        theta, (ok, steps, cost, J, per) = optxi.implicit_jvp(_solve, _stationarity, inputs, frozenset(),
+                                                              lx.AutoLinearSolver(well_posed=None))
+        return Solution(theta, cost, J, ok, steps, per)
 
     def values(self, theta) -> dict:
         return self.layout.named(theta)
@@ -482,9 +496,9 @@ class LevenbergMarquardt(optx.LevenbergMarquardt):
     ``benchmarks/bench_identify.py`` reached its optimum (cost to 1e-10) at step 8 and then took
     33 more steps, most of them rejected.
 
-    ``dense`` (the estimator's forward-mode fits): a function ``dense(inputs, θ, bound) -> (r, J)``
-    (:func:`_dense_residuals`), the residual function is :func:`linear_model` and ``args`` is
-    ``(inputs, (θ_ref, r, J))``: every step evaluates ``dense`` at the point it linearises with the
+    ``dense`` (the estimator's forward-mode fits): a function ``dense(inputs, θ, bound) -> (r, J,
+    extra)`` (:func:`_dense_residuals`), the residual function is :func:`linear_model` and ``args``
+    is ``(inputs, (θ_ref, r, J, extra))``: every step evaluates ``dense`` at the point it linearises with the
     acceptance bound of that point (so the Jacobian is computed only where the step can be
     accepted, :func:`gated_jacobian`) and hands the result to optimistix's step through ``args``."""
 
@@ -504,8 +518,7 @@ class LevenbergMarquardt(optx.LevenbergMarquardt):
             search = self.search
             bound = c + search.low_cutoff * search.predict_reduction(state.y_eval - y, state.f_info) + 1e-10 * c
             bound = jnp.where(state.first_step, jnp.inf, bound)
-            r, J = self.dense(args[0], state.y_eval, bound)
-            args = (args[0], (state.y_eval, r, J))
+            args = (args[0], (state.y_eval, *self.dense(args[0], state.y_eval, bound)))
         y_new, new_state, aux = super().step(fn, y, args, options, state, tags)
         # θ and r are flat arrays here; state.y_eval is the point this step evaluated. A rejected
         # step leaves the accepted residuals as they were, so its cost change is zero.

@@ -251,8 +251,9 @@ def _search_starts(est: Estimator, starts):
 
 @eqx.filter_jit
 def _at_solution(est: Estimator, theta, jacobian: bool):
-    """Each experiment's weighted residuals and predictions, the Jacobian (``jacobian``: unless
-    the search returned it) and ``G = ∂p/∂θ``: one evaluation gives the report."""
+    """Each experiment's weighted residuals and predictions, the Jacobian (``jacobian``) and
+    ``G = ∂p/∂θ``: one evaluation gives the report of a search that did not return them (reverse-
+    mode and finite-difference Jacobians) and a holdout's residuals."""
     def with_aux(th):
         r, per = est.residuals.evaluate(th, est.data)
         return r, [(rr, obs.predict(traj)) for obs, (rr, traj) in zip(est.residuals.observed, per)]
@@ -260,7 +261,13 @@ def _at_solution(est: Estimator, theta, jacobian: bool):
         J, aux = (jax.jacrev if est.residuals.jacobian == "bwd" else jax.jacfwd)(with_aux, has_aux=True)(theta)
     else:
         J, aux = None, with_aux(theta)[1]
-    return J, aux, jax.jacfwd(est.layout.physical_flat)(theta)
+    return J, aux, _physical_jacobian(est, theta)
+
+
+@eqx.filter_jit
+def _physical_jacobian(est: Estimator, theta):
+    """``G = ∂p/∂θ`` (the transforms' Jacobian)."""
+    return jax.jacfwd(est.layout.physical_flat)(theta)
 
 
 @eqx.filter_jit
@@ -323,10 +330,12 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
         sol = jax.tree_util.tree_map(lambda a: a[best], sols)
     theta, ok, steps = jnp.asarray(sol.theta), sol.ok, sol.steps
 
-    # with "fwd" the search's last sensitivity solve at θ̂ gave the Jacobian: the report needs
-    # only the primal run (its compile and run are a fraction of the sensitivity solve's)
-    J, aux, G = _at_solution(est, theta, sol.jacobian is None)
-    J = sol.jacobian if J is None else J
+    # with "fwd" the search's evaluation at θ̂ gave the Jacobian and each experiment's residuals
+    # and predictions: the report runs no simulation (and compiles none)
+    if sol.jacobian is None:
+        J, aux, G = _at_solution(est, theta, True)
+    else:
+        J, aux, G = sol.jacobian, sol.per_experiment, _physical_jacobian(est, theta)
     J, G = np.asarray(J), np.asarray(G)
     r = np.concatenate([np.asarray(rr) for rr, _ in aux])
     cost = float(0.5 * np.sum(r**2))

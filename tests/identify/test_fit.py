@@ -75,7 +75,9 @@ def test_a_refit_with_other_data_sigma_and_start_compiles_nothing(swing, frictio
     start = ds.set_params(truth, {"joint.arm.damping": 0.08, "joint.arm.frictionloss": 0.01})
     with compile_log() as compiles:
         res = idf.fit(start, FRICTION, other, holdout=friction_fit[1].experiments[0])
-    assert compiles == []
+    # the one program allowed is the holdout's primal run: the first fit had no holdout (and its
+    # report reads the search's own evaluation at θ̂, so it ran no simulation of its own)
+    assert len(compiles) <= 1 and all("jit(_at_solution)" in c for c in compiles), compiles
     assert res.converged, res.status
     for name, true in (("joint.arm.damping", 0.05), ("joint.arm.frictionloss", 0.02)):
         lo, hi = res.ci95[name]
@@ -216,6 +218,11 @@ def test_the_solve_returns_the_cost_and_jacobian_of_the_point_it_returns(swing):
     assert float(jnp.max(jnp.abs(J0 - J))) > 1e4 * tol
     np.testing.assert_allclose(float(sol.cost), 0.5 * float(jnp.sum(r**2)), rtol=1e-10)
     np.testing.assert_allclose(np.asarray(sol.jacobian), np.asarray(J), rtol=0, atol=tol)
+    # each experiment's residuals and predictions there (what the report shows), from the same solve
+    (rr, pred), = sol.per_experiment
+    np.testing.assert_allclose(np.asarray(rr), np.asarray(r), rtol=0, atol=1e-9 * float(jnp.max(jnp.abs(r))))
+    fresh = np.asarray(exp.data["q.arm"]) + SIGMA * np.asarray(r)[:, None]  # prediction = data + σ r
+    np.testing.assert_allclose(np.asarray(pred["q.arm"]), fresh, rtol=0, atol=1e-12)
 
 
 @pytest.mark.slow
