@@ -237,6 +237,12 @@ class Residuals(eqx.Module):
                for p, s, d, sg in zip(self.observed, self.systems, data, self.sigma)]
         return jnp.concatenate([r for r, _ in per]), per
 
+    def predictions(self, theta, data):
+        """Residuals (flat) and, per experiment, ``(residuals, {channel: prediction})``: what a
+        fit's report shows."""
+        r, per = self.evaluate(theta, data)
+        return r, [(rr, obs.predict(traj)) for obs, (rr, traj) in zip(self.observed, per)]
+
 
 def _data_tangent(res: Residuals, theta, data, t_data):
     """``(∂r/∂ȳ) t_ȳ`` — the data enter the residuals linearly; absent tangents are zeros."""
@@ -306,8 +312,7 @@ def _dense_residuals(inputs, theta, bound):
         r = res.evaluate(th, data)[0]
         return r, r
 
-    r, per = res.evaluate(theta, data)
-    per = [(rr, obs.predict(traj)) for obs, (rr, traj) in zip(res.observed, per)]
+    r, per = res.predictions(theta, data)
     J, r = gated_jacobian(r, bound, lambda: jax.jacfwd(r_of, has_aux=True)(theta), theta.size)
     return r, J, per
 

@@ -255,8 +255,7 @@ def _at_solution(est: Estimator, theta, jacobian: bool):
     ``G = ∂p/∂θ``: one evaluation gives the report of a search that did not return them (reverse-
     mode and finite-difference Jacobians) and a holdout's residuals."""
     def with_aux(th):
-        r, per = est.residuals.evaluate(th, est.data)
-        return r, [(rr, obs.predict(traj)) for obs, (rr, traj) in zip(est.residuals.observed, per)]
+        return est.residuals.predictions(th, est.data)
     if jacobian:
         J, aux = (jax.jacrev if est.residuals.jacobian == "bwd" else jax.jacfwd)(with_aux, has_aux=True)(theta)
     else:
