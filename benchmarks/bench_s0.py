@@ -349,13 +349,12 @@ def bench(args) -> dict:
     a_ds = np.asarray(ds.forward_dynamics(m, q1, v1, tau1, fext1))
     qpos1, qvel1 = (np.asarray(x) for x in ds.to_mujoco(m, q1, v1))
 
-    mj = mjx = pin = None
+    mjx = pin = None
     if use_mj or use_mjx:
         try:
             import mujoco
             from mujoco import rollout as mj_rollout
 
-            mj = mujoco
             mjm = mj_models()
             mjd = mujoco.MjData(mjm["rk4"])
             mj_set(mujoco, mjm["rk4"], mjd, qpos1, qvel1)
@@ -785,7 +784,7 @@ def throughput(args) -> dict:
         dev = jax.devices("gpu" if args.device == "gpu" else "cpu")[0]
     except RuntimeError as e:
         raise SystemExit(f"--device {args.device}: JAX sees no such device ({e}); on a GPU machine install "
-                         "jax with CUDA support (pip install 'jax[cuda12]')")
+                         "jax with CUDA support (pip install 'jax[cuda12]')") from e
     B = args.batch
     rounds = args.rounds or 7
     res = {"meta": {"load_average_start": loadavg(), "mode": "throughput", "device": str(dev), "dtype": args.dtype,

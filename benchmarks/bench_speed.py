@@ -158,7 +158,7 @@ def child(a) -> dict:
           "mujoco mjINT_RK4 in C rollout (per eval)": (
               lambda: ro.rollout(mjm["rk4"], datas_b, s0, ctrl_b, nstep=a.steps, state=out_b), 4 * a.steps),
           "mujoco mj_step RK4 loop from Python (per eval)": (mj_py_rk4, 4 * a.steps)}
-    for k, (f, _) in mj.items():
+    for f, _ in mj.values():
         f()
     res["times_us"] = interleave({**ent_b, **ent_c, **ent_g, **mj}, a.rounds, 0.0, seed=1)  # one call per entry and round
     ro.close()

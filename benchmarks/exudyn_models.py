@@ -502,7 +502,7 @@ def main(argv=None):
     # the two-link runs are cheap (0.63 s simulated): one more refinement, n = 64 per link
     tl_n = n_list if args.quick else n_list + [64]
     fig, axs = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
-    for case, ls in (("rigid-elastic", "-"), ("elastic-elastic", "-")):
+    for case in ("rigid-elastic", "elastic-elastic"):
         name = f"two_link {case}"
         print(f"\n== {name}")
         runs, fin = _study(name, lambda **kw: two_link(case, **kw), {}, tl_n, tl_helem, tl_h,

@@ -6,8 +6,7 @@ downward only: ``spatial`` → ``beams`` → ``model`` → ``dynamics`` → ``fo
 → ``cli`` (``tests/test_architecture.py`` enforces it).
 """
 
-from . import _deprecated, beams, complementarity, contact, dynamics, flexible, formulations, identify, io, spatial
-from . import plan
+from . import _deprecated, beams, complementarity, contact, dynamics, flexible, formulations, identify, io, plan, spatial
 from .complementarity import LCPError, LCPStatus, RigidContact, lemke, rigid_contact
 from .contact import ContactPoint, Plane, compliant_contact, friction_law, joint_limits, normal_law
 from .dynamics import (
@@ -150,6 +149,7 @@ __all__ = [
     "normal_law",
     "normalize",
     "param_names",
+    "plan",
     "point_force",
     "point_jacobian",
     "point_velocity",

@@ -24,7 +24,7 @@ import sys
 import traceback
 
 from .catalog import CATALOG, parse_sets
-from .options import Option, OptionError, add_flag, format_table
+from .options import Option, add_flag, format_table
 
 # Set before JAX initialises its CPU backend (first computation, not import). Measured: XLA CPU
 # compiles ~2x faster without its fusion emitters, and runs no slower; without handing each small

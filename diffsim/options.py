@@ -135,7 +135,7 @@ class Option:
         return v
 
     def _bounded(self, v, name):
-        for bound, ok, word in ((self.gt, lambda a, b: a > b, ">"), (self.ge, lambda a, b: a >= b, ">="),
+        for bound, ok, _ in ((self.gt, lambda a, b: a > b, ">"), (self.ge, lambda a, b: a >= b, ">="),
                                 (self.lt, lambda a, b: a < b, "<"), (self.le, lambda a, b: a <= b, "<=")):
             if bound is not None and not ok(v, bound):
                 raise OptionError(f"{name} must be {self.describe_range()}{_unit(self.unit)}; got {v!r}")

@@ -18,8 +18,6 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import numpy as np  # noqa: E402
-
 from diffsim.io.results import provenance, write_json  # noqa: E402
 from diffsim.viz import new_figure, save_figure  # noqa: E402
 

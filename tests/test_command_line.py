@@ -104,7 +104,7 @@ def test_finding6_options_are_discoverable_and_share_names(capsys):
         cli.main(["run", "seed003-two-link", "--help"])
     assert e.value.code == 0
     text = capsys.readouterr().out
-    for name, opt in CATALOG["seed003-two-link"].options.items():
+    for name in CATALOG["seed003-two-link"].options:
         assert f"\n  {name}=" in text, name
     assert "t1=0.628319 [s]" in text and "revolutions" not in text
     assert cli.main(["list", "--verbose"]) == 0

@@ -756,7 +756,7 @@ def timoshenko_modes(bc: str, n: int, *, E, G, k, A, I, rho, L, normalize: str =
     norm = _check_normalize(normalize)
     bc, sols = _timoshenko_solve(bc, n, E, G, k, A, I, rho, L)
     modes = []
-    for om, al, be, ca, cb in sols:
+    for _, al, be, ca, cb in sols:
         v = _null_vector(_bc_matrix(bc, al, be, ca, cb, "timoshenko"))
         modes.append((_normalize(v, al, be, norm), al, be, ca, cb))
     return _assemble(modes)

@@ -204,7 +204,7 @@ def beam(
                 modes_z=modes_z, modes_torsion=modes_torsion, modes_axial=modes_axial, rotary_inertia=rotary_inertia,
                 air_damping=air_damping, kelvin_voigt=kelvin_voigt, I_y=I_y, I_z=I_z, tip_mass=tip_mass,
                 tip_inertia=tip_inertia, n_quad=int(n_quad), stiffening=bool(stiffening))
-    for name, field, stiff, kag, what in _FAMILIES:
+    for _, field, stiff, _, what in _FAMILIES:
         if getattr(spec, field) is not None and getattr(spec, stiff) is None:
             raise BeamError(what)
     families = spec.families()

@@ -227,7 +227,7 @@ def simulate_lcp_system(system) -> Trajectory:
     A step whose LCP is not solved (Painlevé, pivot limit) makes the state NaN from there on and
     the trajectory's status is ``LCP_FAILED`` (``contact.first_failure`` says which) — never a
     silent guess."""
-    model, contact, stepper = system.model, system.contact, system.solver
+    stepper = system.solver
     if not is_concrete(system.t0, system.t1):
         raise ValueError("t0 and t1 of an LCP run must be concrete numbers (they fix the number of steps)")
     dt_f, t0_f, t1_f = float(stepper.dt), float(system.t0), float(system.t1)

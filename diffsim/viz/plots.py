@@ -113,7 +113,7 @@ def plot_series(curves: dict, path, *, xlabel="t [s]", ylabel="", title="", ylim
     y-limits follow those curves only (others, e.g. a diverging run, are clipped at the edge);
     ``ylim`` fixes them."""
     fig, ax = new_figure(figsize=(7.0, 3.8))
-    for k, (label, (x, y)) in enumerate(curves.items()):
+    for label, (x, y) in curves.items():
         style = (styles or {}).get(label, {})
         ax.plot(x, y, label=label, **style)
     ax.set_xlabel(xlabel)

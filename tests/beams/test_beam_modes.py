@@ -75,7 +75,6 @@ def test_mass_normalisation_and_sign():
     W = np.asarray(m.fields(GL_ETA)["W"])
     np.testing.assert_allclose(GL_WEIGHT @ W**2, 1.0, rtol=1e-12)
     seed = timoshenko_modes("cc", 3, **S1_EXACT)
-    ratio = W / np.asarray(seed.fields(GL_ETA)["W"])
     scale = W[100] / np.asarray(seed.fields(GL_ETA)["W"])[100]  # one positive scale per mode
     assert np.all(scale > 0)
     np.testing.assert_allclose(W, scale * np.asarray(seed.fields(GL_ETA)["W"]), rtol=0, atol=1e-12)

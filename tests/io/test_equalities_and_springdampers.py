@@ -6,7 +6,6 @@ principle), the compiled stiffness and damping against MuJoCo's compiler, and th
 import sys
 from pathlib import Path
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

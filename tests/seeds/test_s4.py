@@ -62,7 +62,7 @@ def test_rigid_variant_has_the_undeformed_mass_properties(runs, energies):
 
 
 def test_release_rates_agree_at_start_and_differ_later(runs):
-    (mf, tf), (mr, tr) = runs[True], runs[False]
+    (mf, tf), (_, tr) = runs[True], runs[False]
     assert tf.message == "success" and tr.message == "success"
     wf, wr = np.asarray(tf.v[:, :5]), np.asarray(tr.v[:, :5])
     assert np.all(wf[0] == 0.0) and np.all(wr[0] == 0.0)
