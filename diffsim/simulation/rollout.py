@@ -62,8 +62,9 @@ def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), 
     state left the finite numbers).
 
     ``rollout(system, dt, n_steps)`` steps a :class:`System` (its model, initial state, loads,
-    dynamics and ``t0``); ``rollout(model, q0, v0, dt, n_steps, *, t0, tau, forces, loads,
-    dynamics)`` is the same from the pieces. Loads as in :func:`diffsim.simulate` (``tau`` or ``ctrl`` may be a
+    dynamics and ``t0``; a system with contact, joint limits or prescribed motion is refused: RK4
+    on the smooth dynamics cannot apply them, :func:`diffsim.simulate` does); ``rollout(model, q0,
+    v0, dt, n_steps, *, t0, tau, forces, ctrl, loads, dynamics)`` is the same from the pieces. Loads as in :func:`diffsim.simulate` (``tau`` or ``ctrl`` may be a
     callable of ``(t, q, v)`` or a :class:`diffsim.TimeSeries`, e.g. a control sequence being
     optimised). Works under ``jit``, ``vmap`` and ``grad``; ``n_steps`` is static.
 
@@ -89,6 +90,12 @@ def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), 
         if (len(args) > 2 or tau is not None or forces or ctrl is not None or loads is not None or dynamics is not None
                 or t0 is not None):
             raise TypeError("rollout(system, dt, n_steps) takes the loads, dynamics and t0 from the system")
+        ignored = [what for what, x in (("contact", system.contact), ("joint limits", system.limits),
+                                        ("prescribed motion", system.prescribed)) if x is not None]
+        if ignored:  # RK4 on the smooth dynamics would step through them as if they were not there
+            raise ValueError(f"rollout steps a system's smooth dynamics and cannot apply its {' and '.join(ignored)}: "
+                             "use ds.simulate, or build the System without them (limits=False for a model "
+                             "file's joint ranges)")
         dt = args[0] if args else dt
         n_steps = args[1] if len(args) > 1 else n_steps
         model, q0, v0, ld, dyn, t0 = (system.model, system.q0, system.v0, system.loads, system.dynamics, system.t0)

@@ -111,3 +111,27 @@ def test_batched_final_state_rollout_holds_no_trajectory():
         if t50 is None:  # backend without memory analysis
             return
         assert t400 - t50 < 0.1 * 350 * state * B, (kw, t50, t400)
+
+
+def test_a_system_with_contact_limits_or_prescribed_motion_is_refused():
+    """RK4 on the smooth dynamics would step through a plane, a joint stop or an imposed motion as
+    if they were not there (a ball fell 1.5 m through its plane with status success): refused,
+    with what to do instead. Without them the same model rolls out."""
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("ball", joint="free", mass=1.0, inertia=(0.004,) * 3)
+    ball = b.build()
+    contact = ds.compliant_contact(ball, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)],
+                                   normal=ds.normal_law("hunt-crossley", K=1e5, c_r=0.7))
+    q0 = jnp.array([0, 0, 0.3, 1, 0, 0, 0.0])
+    with pytest.raises(ValueError, match="cannot apply its contact: use ds.simulate"):
+        ds.rollout(ds.System(ball, q0, contact=contact), 0.01, 2)
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("l1", joint="revolute", axis=[0, 1, 0], mass=1.0, com=[0.3, 0, 0], inertia=[0.01, 0.03, 0.03])
+    b.add_joint_limit("l1", -0.5, 0.5)
+    arm = b.build()
+    with pytest.raises(ValueError, match="cannot apply its joint limits.*limits=False"):
+        ds.rollout(ds.System(arm), 0.01, 2)
+    moved = ds.System(arm, limits=False, prescribed=ds.prescribe(arm, ["l1"], lambda t: (0.1 * t, 0.1, 0.0)))
+    with pytest.raises(ValueError, match="cannot apply its prescribed motion"):
+        ds.rollout(moved, 0.01, 2)
+    assert ds.rollout(ds.System(arm, limits=False), 0.01, 2).q.shape == (3, 1)
