@@ -26,6 +26,11 @@ def _check(cond, msg):
         raise DistributionError(msg)
 
 
+def _finite(kind, **values):
+    for name, v in values.items():
+        _check(np.isfinite(np.asarray(v, float)), f"{kind}: {name} must be finite, got {v}")
+
+
 class AbstractDistribution(eqx.Module):
     """A distribution of one named parameter."""
 
@@ -44,6 +49,7 @@ class Normal(AbstractDistribution):
     sigma: object
 
     def __post_init__(self):
+        _finite("normal", mu=self.mu, sigma=self.sigma)
         _check(np.asarray(self.sigma) > 0, f"normal: sigma must be > 0, got {self.sigma}")
 
     def sample(self, key, shape, dtype):
@@ -57,6 +63,7 @@ class LogNormal(AbstractDistribution):
     sigma: object
 
     def __post_init__(self):
+        _finite("lognormal", mu=self.mu, sigma=self.sigma)
         _check(np.asarray(self.sigma) > 0, f"lognormal: sigma must be > 0, got {self.sigma}")
 
     def sample(self, key, shape, dtype):
@@ -70,6 +77,7 @@ class Uniform(AbstractDistribution):
     hi: object
 
     def __post_init__(self):
+        _finite("uniform", lo=self.lo, hi=self.hi)
         _check(np.asarray(self.lo) < np.asarray(self.hi), f"uniform: need lo < hi, got lo={self.lo}, hi={self.hi}")
 
     def sample(self, key, shape, dtype):
@@ -85,6 +93,7 @@ class TruncatedNormal(AbstractDistribution):
     hi: object
 
     def __post_init__(self):
+        _finite("truncnormal", mu=self.mu, sigma=self.sigma)  # lo / hi may be infinite: one-sided
         _check(np.asarray(self.sigma) > 0, f"truncnormal: sigma must be > 0, got {self.sigma}")
         _check(np.asarray(self.lo) < np.asarray(self.hi), f"truncnormal: need lo < hi, got {self.lo}, {self.hi}")
 

@@ -48,14 +48,16 @@ def save_result(res, out: Path, plots: bool = True, bands=None) -> list[Path]:
     if not plots:
         return paths
     ok = res.status == 0
-    for name, t in (bands or {}).items():
+    for name in bands or {}:
         if name not in res.statistics:
             raise ValueError(f"bands: no statistic {name!r} (have {sorted(res.statistics)})")
-        if ok.any():
-            paths.append(_bands(name, t, res.statistics[name][ok], out / f"bands_{name}.png"))
+    if not ok.any():  # no successful sample: nothing to plot (status and summary say why)
+        return paths
+    for name, t in (bands or {}).items():
+        paths.append(_bands(name, t, res.statistics[name][ok], out / f"bands_{name}.png"))
     for name, x in res.statistics.items():
         cols = list(_columns(name, x[ok]))
-        if not cols or not ok.any():
+        if not cols:
             continue
         fig, axes = new_figure(1, len(cols), figsize=(3.2 * len(cols), 3.0), squeeze=False)
         for ax, (label, col) in zip(axes[0], cols):
@@ -65,7 +67,7 @@ def save_result(res, out: Path, plots: bool = True, bands=None) -> list[Path]:
         paths.append(save_figure(fig, out / f"hist_{name}.png"))
     inputs = [c for n, v in res.draws.items() for c in _columns(n, v[ok])]
     outputs = [c for n, v in res.statistics.items() for c in _columns(n, v[ok]) if np.ptp(c[1]) > 0][:MAX_COMPONENTS]
-    if inputs and outputs and ok.any():
+    if inputs and outputs:
         fig, axes = new_figure(len(outputs), len(inputs), figsize=(3.0 * len(inputs), 2.4 * len(outputs)),
                                squeeze=False)
         for i, (olab, o) in enumerate(outputs):

@@ -1,6 +1,7 @@
 """diffsim.montecarlo: results independent of chunking and resumption, failures kept, bad input
 refused clearly."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -111,6 +112,12 @@ def test_save_writes_the_contract(reference, tmp_path):
     assert {"n_samples", "status_counts", "samples_per_s", "wall_time_s", "statistics"} <= set(summary)
     assert set(summary["statistics"]["qmax"]) >= {"mean", "std", "quantiles"}
     assert (tmp_path / "hist_qmax.png").exists() and (tmp_path / "sensitivity.png").exists()
+    # a study in which every sample failed is saved too (status and summary say why), without figures
+    failed = dataclasses.replace(reference, status=np.full(40, int(ds.Status.MAX_STEPS_REACHED)))
+    paths = failed.save(tmp_path / "failed")
+    assert [p.name for p in paths] == ["samples.npz", "summary.json"]
+    summary = json.loads((tmp_path / "failed" / "summary.json").read_text())
+    assert summary["status_counts"] == {"max_steps_reached": 40} and summary["statistics"]["qmax"]["mean"] is None
 
 
 @pytest.mark.slow  # over 5 s once the tests marked before it left: the fast subset stays within 3 min
@@ -139,6 +146,11 @@ def test_bad_input_is_refused_clearly(tmp_path):
         mc.Normal(1.0, 0.0)
     with pytest.raises(mc.DistributionError, match="lo < hi"):
         mc.Uniform(2.0, 1.0)
+    with pytest.raises(mc.DistributionError, match="normal: mu must be finite"):
+        mc.parse("normal(nan,1)")
+    with pytest.raises(mc.DistributionError, match="uniform: lo must be finite"):
+        mc.parse("uniform(-inf,inf)")
+    assert mc.TruncatedNormal(0.0, 1.0, 0.0, np.inf).hi == np.inf  # one-sided truncation is a distribution
     with pytest.raises(mc.DistributionError, match="cannot read"):
         mc.parse("gauss(1,2)")
     assert mc.parse("lognormal(0, 0.5)") == mc.LogNormal(0.0, 0.5)
