@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         + "\n\n'diffsim montecarlo <scenario> --help' lists its options and shorthands."
         "\n\ndistributions: normal(MU,SIGMA), lognormal(MU,SIGMA) (of log x), uniform(LO,HI), "
         "truncnormal(MU,SIGMA,LO,HI)\n\nexample:\n  diffsim montecarlo ball-drop --samples 1000 "
-        "--vary 'c_r~uniform(0.6,0.9)' --vary 'height~normal(0.25,0.01)' --out out/mc",
+        "--vary 'c_r~uniform(0.6,0.9)' --vary 'K~lognormal(13.8,0.2)' --out out/mc",
     )
     mc.add_argument("scenario", help="a scenario with a system (listed below)")
     add_flag(mc, "--samples", MONTECARLO_FLAGS["--samples"], required=True)
@@ -188,8 +188,8 @@ def check_scenario(name: str, command: str):
     job = SCENARIO_COMMANDS[command]
     if job not in info.jobs:
         able = [n for n, s in CATALOG.items() if job in s.jobs]
-        raise UserError(f"scenario {name!r} does not support '{command}' (it has no System); these do: "
-                        f"{', '.join(able)}")
+        raise UserError(f"scenario {name!r} does not support '{command}' (it supports: {', '.join(info.jobs)}); "
+                        f"these do: {', '.join(able)}")
     return info
 
 

@@ -65,6 +65,7 @@ class Option:
     le: float | None = None
     length: int | None = None
     nullable: bool = False
+    allow_inf: bool = False  # +inf is a meaningful value (a clamped spring: infinitely stiff)
 
     def __post_init__(self):
         if self.type is None:
@@ -129,7 +130,7 @@ class Option:
             if self.length is not None and len(out) != self.length:
                 raise OptionError(f"{name} expects {self.length} numbers, got {len(out)}")
             return out
-        v = self._bounded(_real(value, name, self.type), name)
+        v = self._bounded(_real(value, name, self.type, self.allow_inf), name)
         if self.choices is not None and v not in self.choices:
             raise OptionError(f"{name} must be one of {', '.join(map(str, self.choices))}; got {v!r}")
         return v
@@ -188,11 +189,11 @@ def _integer(text: str) -> int:
         return int(x)
 
 
-def _real(value, name, kind):
+def _real(value, name, kind, allow_inf=False):
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
         raise OptionError(f"{name} expects {'a number' if kind is float else 'an integer'}, got {value!r}")
     x = float(value)
-    if not math.isfinite(x):
+    if not (math.isfinite(x) or (allow_inf and kind is float and x == math.inf)):
         raise OptionError(f"{name} must be a finite number, got {value!r}")
     if kind is int:
         if not x.is_integer():
@@ -240,7 +241,8 @@ def add_flag(parser: argparse.ArgumentParser, flag: str, option: Option, dest: s
             raise argparse.ArgumentTypeError(str(e)) from None
 
     default = kwargs.pop("default", option.default)
-    help_ = f"{option.help}{unit} ({option.describe_type()}; default {_fmt(default) if default is not None else 'none'})"
+    given = "required" if kwargs.get("required") else f"default {_fmt(default) if default is not None else 'none'}"
+    help_ = f"{option.help}{unit} ({option.describe_type()}; {given})"
     if dest is not None:
         kwargs["dest"] = dest
     return parser.add_argument(flag, type=convert, default=default, help=help_, **kwargs)

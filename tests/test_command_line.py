@@ -18,6 +18,7 @@ import pytest
 
 from diffsim import cli, commands
 from diffsim.catalog import CATALOG
+from diffsim.options import OptionError
 from diffsim.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,6 +56,12 @@ def test_finding2_a_value_out_of_range_is_refused(capsys, tmp_path):
     assert cli.main(["run", "ball-drop", "--set", "c_r=1.5", "--out", str(out)]) == 2
     assert "c_r must be > 0 and <= 1" in _one_line_error(capsys)
     assert not out.exists()
+    # +inf where the help gives it a meaning (a clamped root: "inf: clamped"), nowhere else
+    k_root = CATALOG["flexible-hub"].options["k_root"]
+    assert k_root.parse("inf", "k_root") == float("inf")
+    for bad in ("-inf", "nan"):
+        with pytest.raises(OptionError, match="k_root must be"):
+            k_root.parse(bad, "k_root")
 
 
 def _fake_run(monkeypatch, name, seen, figures=("a.png",)):
@@ -171,7 +178,7 @@ def test_unknown_names_and_jobs(capsys, tmp_path):
     assert "--set expects name=value" in _one_line_error(capsys)
     assert cli.main(["montecarlo", "spin-up-beam", "--samples", "4", "--vary", "K~normal(1,2)", "--out",
                      str(tmp_path)]) == 2
-    assert "does not support 'montecarlo'" in _one_line_error(capsys)
+    assert "does not support 'montecarlo' (it supports: run); these do: " in _one_line_error(capsys)
     with pytest.raises(SystemExit) as e:  # argparse's usage error for a declared flag
         cli.main(["montecarlo", "ball-drop", "--samples", "0", "--vary", "K~normal(1,2)", "--out", str(tmp_path)])
     assert e.value.code == 2 and "--samples must be >= 1" in capsys.readouterr().err
@@ -218,3 +225,16 @@ def test_plan_command_writes_the_plan(tmp_path, capsys):
         assert z["t"].shape == (26,)
     assert summary["tool_error_m"] < 1e-2
     assert (tmp_path / "cost_history.png").exists()
+
+
+def test_montecarlo_help_names_required_flags_and_its_example_runs_its_names(capsys):
+    """A required flag's help says so (it said "default 1"), and the example's --vary names are
+    names the scenario varies (it used 'height', an option, refused by the command)."""
+    with pytest.raises(SystemExit) as e:
+        cli.main(["montecarlo", "--help"])
+    assert e.value.code == 0
+    text = capsys.readouterr().out
+    assert "number of samples (integer, >= 1; required)" in " ".join(text.split())
+    example = text.split("example:")[1]
+    varied = [v.split("~")[0].strip("'") for v in example.split("--vary ")[1:]]
+    assert varied and set(varied) <= set(CATALOG["ball-drop"].aliases), varied

@@ -115,12 +115,15 @@ def load_csv(path, *, sigma=None, overrides=None, time_column: str = "t", name: 
     header = [h.strip() for h in rows[0]]
     if time_column not in header:
         raise ExperimentError(f"{path}: no time column {time_column!r} in the header {header}")
+    rows = [(k + 2, r) for k, r in enumerate(rows[1:]) if any(c.strip() for c in r)]
+    for line, r in rows:
+        if len(r) != len(header):
+            raise ExperimentError(f"{path}: every row must have {len(header)} values (the header's); line {line} "
+                                  f"has {len(r)}")
     try:
-        values = np.array([[float(x) for x in r] for r in rows[1:] if any(c.strip() for c in r)])
+        values = np.array([[float(x) for x in r] for _, r in rows])
     except ValueError as e:
         raise ExperimentError(f"{path}: non-numeric entry ({e})") from None
-    if values.ndim != 2 or values.shape[1] != len(header):
-        raise ExperimentError(f"{path}: every row must have {len(header)} values")
     return _from_columns(dict(zip(header, values.T)), time_column, sigma, overrides, name or path.stem)
 
 

@@ -138,6 +138,9 @@ def test_bad_input_is_refused_clearly(swing, tmp_path):
     bad.write_text("t,z\n0,1\n1,nan\n2,3\n")
     with pytest.raises(idf.ExperimentError, match="NaN"):
         idf.load(bad)
+    bad.write_text("t,z\n0,1\n1,2,5\n2,3\n")  # a ragged row: named, not a NumPy shape error
+    with pytest.raises(idf.ExperimentError, match="every row must have 2 values .the header's.; line 3 has 3"):
+        idf.load(bad)
     with pytest.raises(idf.ExperimentError, match="unknown data format"):
         idf.load(tmp_path / "x.json")
 
