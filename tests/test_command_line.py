@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from diffsim import cli, commands
-from diffsim.catalog import CATALOG
+from diffsim.catalog import CATALOG, parse_sets
 from diffsim.options import OptionError
 from diffsim.scenarios import SCENARIOS
 
@@ -98,6 +98,20 @@ def test_debug_shows_the_traceback(capsys):
     assert cli.main(["run", "ball-drop", "--set", "t1=-1", "--debug", "--out", "/proc/nope"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and err.strip().endswith("diffsim: t1 must be > 0 s; got -1.0")
+
+
+def test_model_parameters_given_with_set_are_checked(capsys, tmp_path):
+    """A single number for gravity was spread over x, y and z (9.81 upwards and sideways); a
+    negative or non-finite mass ran to "success". Refused in one line, nothing written."""
+    out = tmp_path / "never"
+    for bad, message in (("gravity=9.81", "gravity expects 3 numbers"), ("gravity=0,-9.81", "gravity expects 3"),
+                         ("body.ball.mass=-1", "body.ball.mass must be > 0 kg"),
+                         ("body.ball.mass=nan", "must be finite"), ("contact.K=inf", "must be finite")):
+        assert cli.main(["run", "ball-drop", "--set", bad, "--out", str(out)]) == 2, bad
+        assert message in _one_line_error(capsys), bad
+    assert not out.exists()
+    _, params = parse_sets(CATALOG["ball-drop"], ["gravity=[0, 0, -3.7]", "body.ball.mass=0.1"])
+    assert params == {"gravity": [0.0, 0.0, -3.7], "body.ball.mass": 0.1}
 
 
 def test_finding5_an_unknown_model_parameter_has_no_stray_quotes(capsys, tmp_path):
