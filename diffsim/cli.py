@@ -193,6 +193,13 @@ def check_scenario(name: str, command: str):
     return info
 
 
+def _remove_if_empty(out, fresh: bool):
+    """A failed command leaves no empty output directory behind (one it created; a user error such
+    as an unknown parameter name is found after the directory was checked for writing)."""
+    if fresh and os.path.isdir(out) and not os.listdir(out):
+        os.rmdir(out)
+
+
 def error_message(e: BaseException) -> str:
     """One line for the user: the exception's own text (a ``KeyError``'s message without the
     quotes of its repr)."""
@@ -240,6 +247,10 @@ def main(argv=None, before_compute=None) -> int:
         print(scenario_list(verbose=args.verbose))
         return 0
     debug = args.debug
+    out = getattr(args, "out", None)
+    if out is None and args.command in ("run", "plan"):
+        out = args.out = f"out/{args.scenario}"  # the default of both
+    fresh = out is not None and not os.path.exists(out)  # removed again if an error leaves it empty
     try:
         info = check_scenario(args.scenario, args.command)
         if args.command in ("run", "plan"):
@@ -255,9 +266,11 @@ def main(argv=None, before_compute=None) -> int:
 
         return COMMANDS[args.command](args, info)
     except KeyboardInterrupt:
+        _remove_if_empty(out, fresh)
         print("diffsim: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # noqa: BLE001 (the one place that turns errors into exit codes)
+        _remove_if_empty(out, fresh)
         user = isinstance(e, (UserError, ValueError, KeyError, OSError))  # OptionError, ParamError, FitError, ...
         if debug:
             traceback.print_exc()

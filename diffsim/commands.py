@@ -23,13 +23,17 @@ def _precision(args):
     jax.config.update("jax_enable_x64", not args.float32)
 
 
+def _tolerances(args, info: ScenarioInfo, sets: list[str]) -> list[str]:
+    """``--set`` items with float32's tolerances first (``--float32``: the float64 defaults, down
+    to 1e-13, are below float32 round-off, and every step would fail); the user's own still win."""
+    return [f"{k}=1e-6" for k in ("rtol", "atol") if k in info.options] + list(sets) if args.float32 else list(sets)
+
+
 def run(args, info: ScenarioInfo) -> int:
     """``diffsim run``: options checked, ``--out`` checked, the scenario run, its summary printed."""
     _precision(args)
     scenario = SCENARIOS[info.name]
-    sets = list(args.sets) + (["progress=true"] if args.progress else [])
-    if args.float32:  # float64 defaults (1e-13) are below float32 round-off; the user's --set still wins
-        sets = [f"{k}=1e-6" for k in ("rtol", "atol") if k in info.options] + sets
+    sets = _tolerances(args, info, list(args.sets) + (["progress=true"] if args.progress else []))
     out = args.out or f"out/{info.name}"
     summary = run_scenario(scenario, out, sets)
     keys = [k for k in summary if k not in ("options", "body_names", "figures")]
@@ -57,7 +61,7 @@ def montecarlo(args, info: ScenarioInfo) -> int:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=args.num_processes,
                                    process_id=args.process_id)
-    scenario, _, system = _system(info, args.sets)
+    scenario, _, system = _system(info, _tolerances(args, info, args.sets))
     dists = {}
     for item in args.vary:
         name, sep, spec = item.partition("~")
@@ -103,7 +107,7 @@ def fit_command(args, info: ScenarioInfo) -> int:
                 raise ValueError(f"starting value {key.strip()} expects a number, got {val!r}") from None
         else:
             sets.append(item)
-    scenario, options, system = _system(info, sets)
+    scenario, options, system = _system(info, _tolerances(args, info, sets))
     system = set_params(system, starts)
     given = [n.strip() for n in args.params.split(",") if n.strip()]
     names = [aliases.get(n, n) for n in given]

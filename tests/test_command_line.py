@@ -115,9 +115,16 @@ def test_model_parameters_given_with_set_are_checked(capsys, tmp_path):
 
 
 def test_finding5_an_unknown_model_parameter_has_no_stray_quotes(capsys, tmp_path):
-    assert cli.main(["run", "ball-drop", "--set", "body.nosuch.mass=3", "plots=false", "--out", str(tmp_path)]) == 2
+    """... and leaves no empty output directory behind (the name is found unknown after the
+    directory was created to check it is writable); a directory that was there stays."""
+    out = tmp_path / "new"
+    assert cli.main(["run", "ball-drop", "--set", "body.nosuch.mass=3", "plots=false", "--out", str(out)]) == 2
     err = _one_line_error(capsys)
     assert err.startswith("diffsim: unknown parameter 'body.nosuch.mass'"), err
+    assert not out.exists()
+    assert cli.main(["run", "ball-drop", "--set", "body.nosuch.mass=3", "--out", str(tmp_path)]) == 2
+    _one_line_error(capsys)
+    assert tmp_path.is_dir()
 
 
 def test_finding6_options_are_discoverable_and_share_names(capsys):
@@ -252,3 +259,26 @@ def test_montecarlo_help_names_required_flags_and_its_example_runs_its_names(cap
     example = text.split("example:")[1]
     varied = [v.split("~")[0].strip("'") for v in example.split("--vary ")[1:]]
     assert varied and set(varied) <= set(CATALOG["ball-drop"].aliases), varied
+
+
+def test_float32_relaxes_the_tolerances_of_fit_and_montecarlo_too(monkeypatch, capsys, tmp_path):
+    """``--float32`` put rtol/atol at float32's reach for ``run`` only; ``fit`` and ``montecarlo``
+    kept the float64 defaults (down to 1e-13, below float32 round-off). The System each command
+    builds now has 1e-6 unless the user sets them."""
+    seen = []
+
+    def system(info, sets):
+        seen.append(sets)
+        raise ValueError("stop here")  # the command's input is what is tested, not its run
+
+    monkeypatch.setattr(commands, "_system", system)
+    monkeypatch.setattr(commands, "_precision", lambda args: None)  # this process stays in float64
+    data = tmp_path / "d.csv"
+    data.write_text("t,z\n0,1\n1,2\n")
+    assert cli.main(["fit", "ball-drop", "--float32", "--data", str(data), "--params", "K", "--out", str(tmp_path)]) == 2
+    assert cli.main(["montecarlo", "ball-drop", "--float32", "--samples", "2", "--vary", "K~normal(1e6,1)",
+                     "--set", "rtol=1e-5", "--out", str(tmp_path / "m")]) == 2
+    assert cli.main(["montecarlo", "ball-drop", "--samples", "2", "--vary", "K~normal(1e6,1)", "--out",
+                     str(tmp_path / "m")]) == 2
+    capsys.readouterr()
+    assert seen == [["rtol=1e-6", "atol=1e-6"], ["rtol=1e-6", "atol=1e-6", "rtol=1e-5"], []]
