@@ -5,6 +5,7 @@
   [--holdout FILE] [--sigma CH=S ...] --out DIR``
 * ``diffsim montecarlo <scenario> --samples N --vary NAME~normal(MU,SIGMA) [--vary ...]
   [--set k=v ...] [--chunk N] [--resume] --out DIR``
+* ``diffsim plan <scenario> [--set k=v ...] [--out DIR]``
 * ``diffsim list [--verbose]``; ``diffsim <command> <scenario> --help`` lists the scenario's options.
 
 Every user error (a bad option value, an unknown name, an unwritable ``--out``, a missing data
@@ -173,11 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _scenario_help_request(argv: list[str]) -> str | None:
-    """``diffsim <command> <scenario> ... --help``: the scenario named, else None."""
+    """``diffsim <command> <scenario> ... --help``: the scenario named (a name of the catalog, else
+    the first argument when it is no flag: an unknown name), None for the command's own help."""
     if len(argv) < 2 or argv[0] not in SCENARIO_COMMANDS or not {"-h", "--help"} & set(argv):
         return None
     names = [a for a in argv[1:] if a in CATALOG]
-    return names[0] if names else None
+    return names[0] if names else None if argv[1].startswith("-") else argv[1]
 
 
 def check_scenario(name: str, command: str):
@@ -239,6 +241,11 @@ def main(argv=None, before_compute=None) -> int:
     parser = build_parser()
     name = _scenario_help_request(argv)
     if name is not None:
+        try:  # the help of a scenario the command cannot run would list options it cannot use
+            check_scenario(name, argv[0])
+        except UserError as e:
+            print(f"diffsim: {e}", file=sys.stderr)
+            return 2
         sub = parser._subparsers._group_actions[0].choices[argv[0]]  # noqa: SLF001 (argparse has no getter)
         print(sub.format_help() + scenario_help(name))
         raise SystemExit(0)

@@ -1,4 +1,4 @@
-"""The commands behind ``diffsim run | fit | montecarlo`` (they import JAX; the parser,
+"""The commands behind ``diffsim run | fit | montecarlo | plan`` (they import JAX; the parser,
 :mod:`diffsim.cli`, does not). Each takes the parsed arguments and the scenario's catalog entry
 and returns the exit code; errors propagate to :func:`diffsim.cli.main`, which reports them in
 one line."""

@@ -282,3 +282,15 @@ def test_float32_relaxes_the_tolerances_of_fit_and_montecarlo_too(monkeypatch, c
                      str(tmp_path / "m")]) == 2
     capsys.readouterr()
     assert seen == [["rtol=1e-6", "atol=1e-6"], ["rtol=1e-6", "atol=1e-6", "rtol=1e-5"], []]
+
+
+def test_help_of_a_scenario_the_command_cannot_run_is_the_error(capsys):
+    """``diffsim run ur5-reach --help`` listed options ``run`` cannot use (exit 0), and an unknown
+    scenario's help was the generic one; both are now the one-line error the command gives."""
+    assert cli.main(["run", "ur5-reach", "--help"]) == 2
+    assert "does not support 'run' (it supports: plan)" in _one_line_error(capsys)
+    assert cli.main(["fit", "nosuch", "--help"]) == 2
+    assert "unknown scenario 'nosuch'" in _one_line_error(capsys)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["plan", "ur5-reach", "--help"])
+    assert e.value.code == 0 and "horizon" in capsys.readouterr().out

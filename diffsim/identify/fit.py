@@ -296,6 +296,9 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
         n_starts: multi-start count: ``n_starts − 1`` extra starts at ``θ0 + spread·N(0, 1)``
             (unconstrained space), solved in one compiled program (``lax.map``); the lowest cost
             wins.
+        spread: the standard deviation of those extra starts around ``θ0``, in the unconstrained
+            space (0.5: ±65 % of a log-transformed value at one σ).
+        key: ``jax.random`` key of the extra starts (default ``PRNGKey(0)``).
         jacobian: ``"fwd"`` (forward mode through diffrax, default), ``"bwd"`` (reverse mode) or
             ``"fd"`` (central finite differences, for comparison) in the search. The report
             (covariance, intervals, identifiability) uses one exact Jacobian at the solution:

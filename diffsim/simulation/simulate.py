@@ -45,9 +45,10 @@ def simulate(system, q0=None, v0=None, t1=None, **kwargs) -> Trajectory:
     ``simulate(system)`` runs a :class:`System` (everything the run needs). The call
     ``simulate(model, q0, v0, t1, **kwargs)`` builds the system from its arguments and gives the
     identical result; its keywords are the :class:`System` constructor's (``t0``, ``tau``,
-    ``forces``, ``loads``, ``contact``, ``prescribed``, ``dynamics``, ``solver``, ``controller``,
-    ``rtol``, ``atol``, ``saveat``, ``integrals``) and the :class:`Options` fields (``dt0``,
-    ``dtmax``, ``max_steps``, ``max_events``, ``throw``, ``progress``, ``adjoint``).
+    ``forces``, ``ctrl``, ``loads``, ``contact``, ``limits``, ``prescribed``, ``dynamics``,
+    ``solver``, ``controller``, ``rtol``, ``atol``, ``saveat``, ``integrals``, ``options``) and the
+    :class:`Options` fields (``dt0``, ``dtmax``, ``max_steps``, ``max_events``, ``throw``,
+    ``progress``, ``adjoint``).
 
     Returns:
         :class:`Trajectory` with ``t``, ``q``, ``v`` (time-major), ``integrals``, ``status``,
