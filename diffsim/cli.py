@@ -195,6 +195,19 @@ def check_scenario(name: str, command: str):
     return info
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _raised_here(e: BaseException) -> bool:
+    """Whether diffsim's own code raised ``e`` (its checks of the input: OptionError, ParamError,
+    FitError, ... — user errors) rather than NumPy or JAX inside it (a bug: the one-line report
+    then says so and asks for ``--debug``)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE + os.sep)
+
+
 def _remove_if_empty(out, fresh: bool):
     """A failed command leaves no empty output directory behind (one it created; a user error such
     as an unknown parameter name is found after the directory was checked for writing)."""
@@ -278,7 +291,7 @@ def main(argv=None, before_compute=None) -> int:
         return 130
     except Exception as e:  # noqa: BLE001 (the one place that turns errors into exit codes)
         _remove_if_empty(out, fresh)
-        user = isinstance(e, (UserError, ValueError, KeyError, OSError))  # OptionError, ParamError, FitError, ...
+        user = isinstance(e, (UserError, OSError)) or (isinstance(e, (ValueError, KeyError)) and _raised_here(e))
         if debug:
             traceback.print_exc()
         kind = "" if user else "internal error: "

@@ -269,7 +269,7 @@ def test_float32_relaxes_the_tolerances_of_fit_and_montecarlo_too(monkeypatch, c
 
     def system(info, sets):
         seen.append(sets)
-        raise ValueError("stop here")  # the command's input is what is tested, not its run
+        raise cli.UserError("stop here")  # the command's input is what is tested, not its run
 
     monkeypatch.setattr(commands, "_system", system)
     monkeypatch.setattr(commands, "_precision", lambda args: None)  # this process stays in float64
@@ -294,3 +294,20 @@ def test_help_of_a_scenario_the_command_cannot_run_is_the_error(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["plan", "ur5-reach", "--help"])
     assert e.value.code == 0 and "horizon" in capsys.readouterr().out
+
+
+def test_an_error_inside_numpy_is_internal_not_the_users(monkeypatch, capsys, tmp_path):
+    """A ValueError that NumPy raises inside a command is a bug (exit 1, the hint to rerun with
+    --debug and report it), where diffsim's own checks raising ValueError are user errors (exit 2):
+    the all-failed Monte Carlo study's reshape crash was reported as a user mistake."""
+    import numpy as np
+
+    def crash(args, info):
+        np.zeros(0).reshape(0, -1)  # NumPy: cannot reshape array of size 0 into shape (0,newaxis)
+
+    assert cli.main(["run", "ball-drop", "--set", "body.nosuch.mass=3", "--out", str(tmp_path / "y")]) == 2
+    assert "internal" not in _one_line_error(capsys)  # ParamError, raised by diffsim's check of the name
+    monkeypatch.setitem(commands.COMMANDS, "run", crash)
+    assert cli.main(["run", "ball-drop", "--out", str(tmp_path / "x")]) == 1
+    err = _one_line_error(capsys)
+    assert err.startswith("diffsim: internal error: cannot reshape") and "--debug" in err and "report" in err
