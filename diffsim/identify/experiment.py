@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import functools
 import re
+import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -132,8 +133,11 @@ def load_npz(path, *, sigma=None, overrides=None, time_column: str = "t", name: 
     path = Path(path)
     if not path.exists():
         raise ExperimentError(f"data file {path} does not exist")
-    with np.load(path) as f:
-        cols = {k: f[k] for k in f.files}
+    try:
+        with np.load(path) as f:
+            cols = {k: f[k] for k in f.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as e:  # not an .npz, or object arrays (pickles)
+        raise ExperimentError(f"{path}: cannot read it as a NumPy .npz file of arrays ({e})") from None
     if time_column not in cols:
         raise ExperimentError(f"{path}: no array {time_column!r} (arrays: {sorted(cols)})")
     return _from_columns(cols, time_column, sigma, overrides, name or path.stem)

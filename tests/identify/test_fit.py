@@ -143,6 +143,9 @@ def test_bad_input_is_refused_clearly(swing, tmp_path):
         idf.load(bad)
     with pytest.raises(idf.ExperimentError, match="unknown data format"):
         idf.load(tmp_path / "x.json")
+    (tmp_path / "x.npz").write_text("not a zip archive")
+    with pytest.raises(idf.ExperimentError, match="cannot read it as a NumPy .npz file"):
+        idf.load(tmp_path / "x.npz")
 
 
 def test_csv_and_npz_loaders_agree(tmp_path):
