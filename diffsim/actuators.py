@@ -237,9 +237,13 @@ def actuation(model: Model, dtype=None) -> Actuation:
         gains.append(g)
         biases.append(b)
         lo, hi = a.ctrlrange if a.ctrlrange is not None else (-np.inf, np.inf)
+        if not lo <= hi:  # a reversed range clamped every control to one end (MuJoCo refuses it too)
+            _refuse(a, f"ctrlrange ({lo}, {hi}) has lower > upper")
         clo.append(lo)
         chi.append(hi)
         lo, hi = a.forcerange if a.forcerange is not None else (-np.inf, np.inf)
+        if not lo <= hi:
+            _refuse(a, f"forcerange ({lo}, {hi}) has lower > upper")
         flo.append(lo)
         fhi.append(hi)
     tlo, thi = np.full(model.nv, -np.inf), np.full(model.nv, np.inf)

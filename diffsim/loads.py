@@ -12,7 +12,9 @@ from typing import Any, Sequence
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from ._util import is_concrete
 from .dynamics.kinematics import body_velocities, forward_kinematics
 from .actuators import Actuation, actuation
 from .model.model import Model
@@ -32,6 +34,8 @@ class TimeSeries(eqx.Module):
             raise ValueError(
                 f"TimeSeries needs ts [T] and values [T, ...]; got {self.ts.shape} and {self.values.shape}"
             )
+        if is_concrete(self.ts) and not np.all(np.diff(np.asarray(self.ts)) > 0):  # interp would mix samples up
+            raise ValueError("TimeSeries times ts must be strictly increasing")
 
     def __call__(self, t):
         flat = self.values.reshape(self.ts.shape[0], -1)

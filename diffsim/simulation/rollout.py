@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._util import is_concrete
 from ..dynamics.configuration import normalize
 from ..dynamics.dispatch import AbstractDynamics, Default, as_dynamics
 from ..loads import Loads, as_loads
@@ -116,8 +117,10 @@ def rollout(system, *args, dt=None, n_steps=None, t0=None, tau=None, forces=(), 
         raise TypeError(f"rollout expects a diffsim System or Model, got {type(system).__name__}")
     if dt is None or n_steps is None:
         raise TypeError("rollout needs the step dt and the number of steps n_steps")
-    if int(n_steps) < 1:
+    if isinstance(n_steps, bool) or int(n_steps) != n_steps or int(n_steps) < 1:  # 2.7 became 2
         raise ValueError(f"n_steps must be a positive integer, got {n_steps}")
+    if is_concrete(dt) and not float(dt) > 0:  # a negative step integrated backwards, 0 stood still
+        raise ValueError(f"the step dt must be positive, got {dt}")
     dtype = model.dtype
     dt = jnp.asarray(dt, dtype)
     t0 = jnp.asarray(t0, dtype)

@@ -37,6 +37,7 @@ import numpy as np
 import optimistix as optx
 
 from .._util import is_concrete
+from ..actuators import actuation
 from ..complementarity.rigid import RigidContact, rigid_contact_param_refs
 from ..contact.limits import JointLimitGeometry, joint_limits
 from ..contact.model import Contact, ContactSet, contact_param_refs
@@ -187,6 +188,12 @@ class System(eqx.Module):
             raise TypeError(f"System: {e}") from None
         if int(self.options.max_events) < 1:
             raise ValueError(f"max_events must be >= 1, got {self.options.max_events}")
+        if int(self.options.max_steps) < 1:
+            raise ValueError(f"max_steps must be >= 1, got {self.options.max_steps}")
+        for k in ("dt0", "dtmax"):
+            x = getattr(self.options, k)
+            if x is not None and is_concrete(x) and not float(x) > 0:
+                raise ValueError(f"{k} must be > 0, got {x}")
         if isinstance(contact, RigidContact):
             if isinstance(solver, str) and solver == "tsit5":  # the default: the seed 002 stepper
                 solver = AccelerationLCP(self.options.dt0) if self.options.dt0 is not None else None
@@ -200,6 +207,8 @@ class System(eqx.Module):
             self.solver, adaptive = make_solver(solver, rtol, atol)
             if not adaptive and self.options.dt0 is None and controller is None:
                 raise ValueError(f"the fixed-step solver {solver!r} needs dt0")
+            if not adaptive and self.options.dtmax is not None:
+                raise ValueError(f"dtmax caps adaptive steps; the fixed-step solver {solver!r} takes dt0 steps")
             if isinstance(contact, Contact) and isinstance(self.solver, AbstractNewmarkFamily):
                 raise ValueError("contact simulation supports the diffrax solvers (tsit5, dopri5/8, kvaerno5, rk4), "
                                  "not Newmark")
@@ -209,7 +218,10 @@ class System(eqx.Module):
         if is_concrete(t0, t1) and not float(t1) > float(t0):
             raise ValueError(f"t1 must be greater than t0, got t0 = {t0}, t1 = {t1}")
         self.controller = controller
+        if is_concrete(rtol, atol) and not (float(rtol) >= 0 and float(atol) >= 0 and float(rtol) + float(atol) > 0):
+            raise ValueError(f"rtol and atol must be >= 0 and not both 0, got rtol = {rtol}, atol = {atol}")
         self.rtol, self.atol = rtol, atol
+        _check_saveat(saveat, t0, t1)
         self.saveat = saveat
         self.integrals = integrals
         self.dynamics.check(model)
@@ -230,11 +242,17 @@ class System(eqx.Module):
         return default_controller(self.solver, self.compliant_contacts(), self.rtol, self.atol, self.options.dtmax, self.t0, self.t1)
 
     def replace(self, **changes) -> "System":
-        """A copy with some fields replaced (``sys.replace(t1=2.0, q0=q)``; ``tau=`` / ``forces=``
-        replace the loads, and :class:`Options` fields (``max_steps=``, ``adjoint=`` …) the
-        options' fields, as in the constructor)."""
-        if "tau" in changes or "forces" in changes:
-            changes["loads"] = as_loads(changes.pop("tau", None), changes.pop("forces", ()), changes.pop("loads", None))
+        """A copy with some fields replaced (``sys.replace(t1=2.0, q0=q)``; ``tau=`` / ``forces=`` /
+        ``ctrl=`` replace that load and keep the others, and :class:`Options` fields
+        (``max_steps=``, ``adjoint=`` …) the options' fields, as in the constructor)."""
+        if {"tau", "forces", "ctrl"} & set(changes):  # the named loads replaced, the others kept
+            if "loads" in changes:
+                raise ValueError("give either loads= or tau=/forces=/ctrl=, not both")
+            old = self.loads
+            ctrl = changes.pop("ctrl", old.ctrl)
+            changes["loads"] = Loads(tau=changes.pop("tau", old.tau), forces=changes.pop("forces", old.forces), ctrl=ctrl,
+                                     actuation=None if ctrl is None else
+                                     old.actuation if old.actuation is not None else actuation(self.model))
         option_fields = {k: changes.pop(k) for k in [k for k in changes if k in Options.__dataclass_fields__]}
         if option_fields:
             if "options" in changes:
@@ -248,6 +266,22 @@ class System(eqx.Module):
             raise TypeError(f"System has no field(s) {sorted(unknown)}")
         fields.update(changes)
         return System(**fields)
+
+
+def _check_saveat(saveat, t0, t1):
+    """Output times: a count >= 2, or concrete times increasing within ``[t0, t1]`` (a contact run
+    returned the final state at times past t1, and inf before t0)."""
+    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
+        if saveat < 2:
+            raise ValueError(f"saveat must be a number of output times >= 2 or an array of times, got {saveat}")
+        return
+    if not is_concrete(saveat, t0, t1):
+        return
+    ts = np.asarray(saveat, float)
+    if ts.ndim != 1 or ts.size == 0 or not np.all(np.isfinite(ts)):
+        raise ValueError(f"saveat times must be a non-empty 1-D array of finite times, got shape {ts.shape}")
+    if np.any(np.diff(ts) < 0) or ts[0] < float(t0) or ts[-1] > float(t1):
+        raise ValueError(f"saveat times must be increasing within [t0, t1] = [{t0}, {t1}]; got {ts[0]} .. {ts[-1]}")
 
 
 def _resolve_limits(limits, model: Model, q0, contact, prescribed, solver) -> Contact | None:
@@ -284,7 +318,11 @@ def _resolve_limits(limits, model: Model, q0, contact, prescribed, solver) -> Co
             raise ValueError("limits=True, but the model has no joint ranges (model.joint_limits)")
         if why:
             raise ValueError(f"joint limits are not enforced together with {why}")
-        return joint_limits(model, q0, joints="all", formulation=formulation)
+        enforced = joint_limits(model, q0, joints="all", formulation=formulation)
+        if enforced is None:  # e.g. only ball joints' cone limits, which stay data
+            raise ValueError("limits=True, but none of the model's joint ranges is on a 1-DoF (revolute / "
+                             "prismatic) joint, the ranges diffsim enforces")
+        return enforced
     raise TypeError(f"limits must be 'auto', True, False or diffsim.joint_limits(...), got {limits!r}")
 
 

@@ -135,3 +135,7 @@ def test_a_system_with_contact_limits_or_prescribed_motion_is_refused():
     with pytest.raises(ValueError, match="cannot apply its prescribed motion"):
         ds.rollout(moved, 0.01, 2)
     assert ds.rollout(ds.System(arm, limits=False), 0.01, 2).q.shape == (3, 1)
+    # a step <= 0 integrated backwards or stood still; a fractional step count was truncated
+    for dt, n in ((-0.01, 2), (0.0, 2), (0.01, 2.7)):
+        with pytest.raises(ValueError, match="dt must be positive|n_steps must be a positive integer"):
+            ds.rollout(arm, jnp.zeros(1), jnp.zeros(1), dt, n)

@@ -16,6 +16,7 @@ import pytest
 
 import diffsim as ds
 from diffsim.formulations import BoltzmannHamel, GibbsAppell, LagrangeAutodiff, RecursiveLagrange
+from diffsim.model.model import Actuator
 from flex_models import _link, _poly
 
 
@@ -260,3 +261,46 @@ def test_joint_coulomb_friction_dissipates_what_it_should():
 
     g = jax.grad(speed)(fc)
     np.testing.assert_allclose(g, (speed(fc + 1e-5) - speed(fc - 1e-5)) / 2e-5, rtol=1e-5)
+
+
+def test_inputs_that_ran_to_a_wrong_success_are_refused():
+    """Found by a review of the API's bad input: each of these ran and reported success."""
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("arm", joint="revolute", axis=[0, 1, 0], mass=1.0, com=[0.3, 0, 0], inertia=[0.01, 0.03, 0.03])
+    b.add_actuator(Actuator("m", "motor", "joint", "arm", (1.0, 0, 0, 0, 0, 0), (-1.0, 1.0), None))
+    m = b.build()
+    push = ds.point_force(m, "arm", jnp.array([0.0, 0.0, 1.0]), point=(0.6, 0, 0))
+    s = ds.System(m, jnp.array([0.3]), forces=[push], ctrl=jnp.array([0.5]), t1=0.4)
+    # replace(tau=) kept only tau (the tip force and the controls were dropped)
+    r = s.replace(tau=jnp.array([0.1]))
+    assert r.loads.forces == s.loads.forces and r.loads.ctrl is s.loads.ctrl and r.loads.tau is not None
+    assert s.replace(ctrl=None).loads.forces == s.loads.forces and s.replace(ctrl=None).loads.ctrl is None
+    # tolerances <= 0: the fail-fast norm took three steps and called it converged
+    for rtol, atol in ((0.0, 0.0), (-1e-3, 1e-8), (1e-8, -1.0)):
+        with pytest.raises(ValueError, match="rtol and atol must be >= 0 and not both 0"):
+            ds.System(m, rtol=rtol, atol=atol)
+    ds.System(m, rtol=0.0, atol=1e-9)  # a pure absolute tolerance is a tolerance
+    # output times outside [t0, t1] (a contact run returned the final state past t1, inf before t0)
+    for saveat in ([0.0, 0.2, 0.6], [-0.5, 0.0, 0.2], [0.0, 0.3, 0.2], 1):
+        with pytest.raises(ValueError, match="saveat"):
+            ds.System(m, t1=0.4, saveat=saveat)
+    # step options that diffrax or equinox refused with an internal message, or ignored
+    for kw, msg in (({"max_steps": 0}, "max_steps must be >= 1"), ({"dt0": -0.01}, "dt0 must be > 0"),
+                    ({"dtmax": 0.0}, "dtmax must be > 0"), ({"solver": "rk4", "dt0": 0.01, "dtmax": 1e-3}, "dtmax caps")):
+        with pytest.raises(ValueError, match=msg):
+            ds.System(m, **kw)
+    # limits=True on a model whose only range is a ball joint's cone (kept as data): it vanished
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("head", joint="spherical", mass=1.0, com=[0, 0, 0.2], inertia=[0.01, 0.01, 0.01])
+    b.add_joint_limit("head", 0.0, 0.5)
+    with pytest.raises(ValueError, match="none of the model's joint ranges is on a 1-DoF"):
+        ds.System(b.build(), limits=True)
+    # samples out of time order were interpolated as if sorted by index
+    with pytest.raises(ValueError, match="strictly increasing"):
+        ds.TimeSeries([0.2, 0.0, 0.1], [[2.0], [0.0], [1.0]])
+    # a reversed ctrlrange clamped every control to one end
+    b = ds.ModelBuilder()
+    b.add_body("arm", joint="revolute", axis=[0, 1, 0], mass=1.0, inertia=[0.01, 0.03, 0.03])
+    b.add_actuator(Actuator("m", "motor", "joint", "arm", (1.0, 0, 0, 0, 0, 0), (1.0, -1.0), None))
+    with pytest.raises(ValueError, match="ctrlrange .1.0, -1.0. has lower > upper"):
+        ds.actuation(b.build())
