@@ -50,6 +50,7 @@ from .experiment import Experiment
 from .report import save_fit
 from .transforms import (
     AbstractTransform,
+    Log,
     LogCholeskyInertia,
     TransformError,
     default_transform,
@@ -99,6 +100,10 @@ def _resolve(system, names, initial, transforms) -> list[Param]:
             else:
                 raise FitError(f"initial value of {n!r} has shape {v.shape}, the parameter {default_shape}")
         tr = transforms.get(n) or (LogCholeskyInertia() if is_inertial(n) else default_transform(n, v))
+        if n not in transforms and not is_inertial(n) and np.any(v < 0) and isinstance(
+                default_transform(n, np.ones_like(v)), Log):  # a positive quantity: no silent switch to identity
+            raise FitError(f"{n!r}: initial value {v.tolist()} is negative, and this quantity is positive; start "
+                           f"from a positive value (or give transforms={{{n!r}: Identity()}} to fit it unconstrained)")
         if not isinstance(tr, AbstractTransform):
             raise FitError(f"transform of {n!r} must be a diffsim.identify transform, got {type(tr).__name__}")
         try:
@@ -216,6 +221,8 @@ def identifiability(J_rel: np.ndarray, flat_names: Sequence[str], noise_scale: f
 def _build(system, names, experiments, observables, initial, transforms, rtol, atol, max_steps, jacobian):
     if jacobian not in JACOBIANS:
         raise FitError(f"jacobian must be one of {JACOBIANS}, got {jacobian!r}")
+    if isinstance(max_steps, bool) or int(max_steps) != max_steps or int(max_steps) < 1:  # 0 "converged" at cost 0
+        raise FitError(f"max_steps must be a positive integer, got {max_steps}")
     params = _resolve(system, names, initial, transforms)
     preps = prepare(system, experiments, observables, jacobian)
     n_samples = sum(p.exp.n_samples for p in preps)

@@ -116,6 +116,10 @@ def test_bad_input_is_refused_clearly(swing, tmp_path):
     with pytest.raises(idf.FitError, match="not positive"):
         idf.fit(truth, ["joint.arm.damping"], exp, initial={"joint.arm.damping": -1.0},
                 transforms={"joint.arm.damping": idf.Log()})
+    with pytest.raises(idf.FitError, match="is negative, and this quantity is positive"):  # it fitted with identity
+        idf.fit(truth, ["joint.arm.damping"], exp, initial={"joint.arm.damping": -1.0})
+    with pytest.raises(idf.FitError, match="max_steps must be a positive integer"):
+        idf.fit(truth, ["joint.arm.damping"], exp, max_steps=0)
     with pytest.raises(idf.FitError, match="outside"):
         idf.fit(truth, ["joint.arm.damping"], exp, initial={"joint.arm.damping": 2.0},
                 transforms={"joint.arm.damping": idf.Logit(0.0, 1.0)})
