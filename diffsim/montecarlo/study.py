@@ -266,6 +266,7 @@ class MonteCarloResult:
     chunks_resumed: int
     bytes_per_sample: float | None = None
     samples_run: int | None = None  # simulated in this call by this process (not read back from disk)
+    sample_index: np.ndarray | None = None  # each row's sample number, for a rerun of chosen indices (else 0..N-1)
 
     @property
     def n_samples(self) -> int:
@@ -279,8 +280,10 @@ class MonteCarloResult:
 
     @property
     def failed(self) -> np.ndarray:
-        """Indices of the samples that did not succeed (rerun them with ``run(..., indices=...)``)."""
-        return np.flatnonzero(self.status != Status.SUCCESS)
+        """Sample numbers of the samples that did not succeed (rerun them with ``run(...,
+        indices=...)``; for such a rerun, its own sample numbers, not row positions)."""
+        rows = np.flatnonzero(self.status != Status.SUCCESS)
+        return rows if self.sample_index is None else self.sample_index[rows]
 
     @property
     def status_counts(self) -> dict:
@@ -431,11 +434,13 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     draws = {n: np.concatenate([r[0][n] for r in results]) for n in names}
     stats = {s: np.concatenate([r[1][s] for r in results]) for s in results[0][1]}
     status = np.concatenate([r[2] for r in results]).astype(np.int32)
+    ran = np.concatenate([np.asarray(r[3]) for r in results]).astype(np.int64)
     if order is not None:  # back to sample order
-        back = np.argsort(np.concatenate([r[3] for r in results]), kind="stable")
+        back = np.argsort(ran, kind="stable")
         draws, stats = ({k: v[back] for k, v in d.items()} for d in (draws, stats))
-        status = status[back]
-    res = MonteCarloResult(draws, stats, status, wall, chunk_size, n_dev, n_run, n_resumed, per, n_simulated)
+        status, ran = status[back], ran[back]
+    res = MonteCarloResult(draws, stats, status, wall, chunk_size, n_dev, n_run, n_resumed, per, n_simulated,
+                           sample_index=None if indices is None else ran)
     if out is not None and indices is None and proc == 0:
         res.save(out, plots=False)
     return res

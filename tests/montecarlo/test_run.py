@@ -101,6 +101,13 @@ def test_failed_samples_are_kept_with_their_status(reference):
     assert res.n_samples == 40 and res.failed.size > 0
     assert set(res.status_counts) <= {"success", "max_steps_reached"}
     np.testing.assert_array_equal(res.failed, np.flatnonzero(res.status != 0))
+    # a rerun of chosen samples reports their sample numbers, not its row positions (it said [1]
+    # for sample 6 of indices=[5, 6], and a rerun of that would have run sample 1)
+    pick = np.concatenate([np.flatnonzero(res.status == 0)[:2], res.failed[:2]])[::-1]
+    again = mc.run(s, DISTS, 40, qmax, chunk_size=40, progress=False, indices=pick)  # the same program
+    np.testing.assert_array_equal(again.sample_index, pick)
+    np.testing.assert_array_equal(again.status, res.status[pick])
+    np.testing.assert_array_equal(again.failed, pick[res.status[pick] != 0])
 
 
 def test_save_writes_the_contract(reference, tmp_path):
