@@ -24,13 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-_POSITIVE = ("mass", ".K", "stiffness", "EI", "GJ", "EA", "kAG", ".mu", "damping", "armature", "frictionloss",
-             "friction_width", "kelvin_voigt", "air_damping", "tip_mass", "tip_inertia", "k_rot", "k_lat", "radius",
-             "mu_k", "mu_s", "sigma", ".c", ".L", "v0", "v1", "vs")
-
-# the physical fields of a mode family (beams.ElasticModes, the springs of beams.SupportedModes)
-_MODE_PHYSICAL = ("EI", "rhoA", "L", "k_rot_root", "k_lat_root", "k_rot_tip", "k_lat_tip", "tip_mass", "tip_inertia",
-                  "kAG", "rhoI")
+from ..model.params import is_nonnegative
 
 
 class TransformError(ValueError):
@@ -168,12 +162,5 @@ def default_transform(name: str, value) -> AbstractTransform:
     mode-shape coefficients)."""
     if name.endswith(".c_r") or name.endswith("restitution"):
         return Logit(0.0, 1.0)
-    if name.startswith(("q0.", "v0.", "gravity")) or name.endswith((".pos", ".rot", ".axis", ".com", ".offset")):
-        return Identity()
-    base = name.split("[")[0]
-    if ".modes_" in base:  # a mode family: shape coefficients are signed, its physical data positive
-        return Log() if base.rsplit(".", 1)[1] in _MODE_PHYSICAL and np.all(np.asarray(value) > 0) else Identity()
-    if any(key in name for key in _POSITIVE):
-        v = np.asarray(value)
-        return Log() if np.all(v > 0) else Identity()
-    return Identity()
+    # a mode family's shape coefficients are signed, its physical data positive (is_nonnegative)
+    return Log() if is_nonnegative(name) and np.all(np.asarray(value) > 0) else Identity()

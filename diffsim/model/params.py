@@ -74,6 +74,61 @@ class ParamError(KeyError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
+#: Name fragments of quantities that cannot be negative (stiffness, damping, masses, lengths, ...);
+#: ``identify``'s default transforms fit them in log space.
+POSITIVE = ("mass", ".K", "stiffness", "EI", "GJ", "EA", "kAG", ".mu", "damping", "armature", "frictionloss",
+            "friction_width", "kelvin_voigt", "air_damping", "tip_mass", "tip_inertia", "k_rot", "k_lat", "radius",
+            "mu_k", "mu_s", "sigma", ".c", ".L", "v0", "v1", "vs")
+#: The physical fields of a mode family (``beams.ElasticModes``, the springs of ``beams.SupportedModes``).
+MODE_PHYSICAL = ("EI", "rhoA", "L", "k_rot_root", "k_lat_root", "k_rot_tip", "k_lat_tip", "tip_mass", "tip_inertia",
+                 "kAG", "rhoI")
+
+
+def is_restitution(name: str) -> bool:
+    """A coefficient of restitution, in (0, 1]."""
+    return name.split("[")[0].endswith((".c_r", "restitution"))
+
+
+def is_nonnegative(name: str) -> bool:
+    """Whether the named quantity cannot be negative (by its name: :data:`POSITIVE`; positions,
+    axes, rotations, centres of mass, the initial state, gravity and mode-shape coefficients are
+    signed)."""
+    if name.startswith(("q0.", "v0.", "gravity")) or name.endswith((".pos", ".rot", ".axis", ".com", ".offset")):
+        return False
+    base = name.split("[")[0]
+    if ".modes_" in base:
+        return base.rsplit(".", 1)[1] in MODE_PHYSICAL
+    return any(key in name for key in POSITIVE)
+
+
+def check_value(name: str, value) -> None:
+    """A concrete value outside its quantity's physical domain raises :class:`ParamError`: NaN or
+    infinite (``+inf`` is a clamped spring's stiffness: allowed for non-negative quantities), a negative stiffness / damping / mass / length (a body's mass also 0), a restitution outside
+    (0, 1], an inertia matrix that is not positive semi-definite. Traced values (inside ``jit``,
+    ``grad``, ``vmap``) are not checked."""
+    if isinstance(value, jax.core.Tracer):
+        return
+    try:
+        v = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return  # not numbers: conform() says so
+    base = name.split("[")[0]
+    # +inf only where it means something: an infinitely stiff (clamped) spring
+    if not np.all(np.isfinite(v) | ((v == np.inf) & (is_nonnegative(name) and not base.endswith(".mass")))):
+        raise ParamError(f"parameter {name!r} must be finite, got {v.tolist()}")
+    if is_restitution(name):
+        if not np.all((v > 0) & (v <= 1)):
+            raise ParamError(f"parameter {name!r} is a restitution coefficient, in (0, 1]; got {v.tolist()}")
+    elif base.endswith(".inertia") and v.shape == (3, 3):
+        if np.linalg.eigvalsh(0.5 * (v + v.T))[0] < -1e-12 * max(1.0, float(np.abs(v).max())):
+            raise ParamError(f"parameter {name!r}: a rotational inertia is positive semi-definite; got {v.tolist()}")
+    elif base.startswith("body.") and base.endswith(".mass"):
+        if not np.all(v > 0):
+            raise ParamError(f"parameter {name!r}: a body's mass must be > 0, got {v.tolist()}")
+    elif is_nonnegative(name) and not np.all(v >= 0):
+        raise ParamError(f"parameter {name!r} cannot be negative, got {v.tolist()}")
+
+
 def conform(name: str, value, like):
     """``value`` as an array of ``like``'s dtype and shape (a scalar is broadcast); a clear error
     for a wrong shape."""
@@ -282,5 +337,7 @@ def set_params(model: Model, values: Mapping[str, object]) -> Model:
     """A new model with the named parameters replaced (functional; differentiable)."""
     refs = model_param_refs(model)
     for name, value in values.items():
-        model = lookup(refs, name, _MODEL_HINT).set(model, value)
+        ref = lookup(refs, name, _MODEL_HINT)
+        check_value(name, value)
+        model = ref.set(model, value)
     return model

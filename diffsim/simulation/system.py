@@ -44,7 +44,7 @@ from ..contact.model import Contact, ContactSet, contact_param_refs
 from ..dynamics.dispatch import AbstractDynamics, Default, as_dynamics
 from ..loads import Loads, as_loads
 from ..model.model import Model, neutral_configuration
-from ..model.params import ParamRef, conform, lookup, model_param_refs, nested_refs
+from ..model.params import ParamRef, check_value, conform, lookup, model_param_refs, nested_refs
 from .lcp import AbstractLCPStepper, AccelerationLCP
 from .newmark import AbstractNewmarkFamily
 from .prescribed import Prescribed
@@ -394,8 +394,13 @@ def get_param(obj, name: str):
 
 def set_params(obj, values: Mapping[str, object]):
     """A new system (or model) with the named parameters replaced (functional; differentiable;
-    works under ``jit``, ``grad`` and ``vmap``)."""
+    works under ``jit``, ``grad`` and ``vmap``). A scalar given for a vector or matrix parameter is
+    broadcast to its shape (``{"joint.j1.damping": 0.1}`` on every entry); a concrete value outside
+    its quantity's physical domain (a negative mass or stiffness, a restitution outside (0, 1],
+    non-finite) raises :class:`ParamError` (:func:`diffsim.model.params.check_value`)."""
     refs = _refs(obj)
     for name, value in values.items():
-        obj = lookup(refs, name, _HINT).set(obj, value)
+        ref = lookup(refs, name, _HINT)
+        check_value(name, value)  # a concrete value outside its physical domain (traced ones pass)
+        obj = ref.set(obj, value)
     return obj

@@ -304,3 +304,26 @@ def test_inputs_that_ran_to_a_wrong_success_are_refused():
     b.add_actuator(Actuator("m", "motor", "joint", "arm", (1.0, 0, 0, 0, 0, 0), (1.0, -1.0), None))
     with pytest.raises(ValueError, match="ctrlrange .1.0, -1.0. has lower > upper"):
         ds.actuation(b.build())
+
+
+def test_set_params_refuses_concrete_values_outside_their_physical_domain():
+    """The constructors refuse these, and set_params let them through to a run that called itself
+    a success (c_r = 1.5 made a ball gain height, K < 0 let it fall through its plane); traced
+    values (jit, grad, vmap) are not checked."""
+    m, c, q0, v0 = ball()
+    s = ds.System(m, q0, v0, contact=c, t1=0.3)
+    for values, msg in (({"contact.c_r": 1.5}, "restitution coefficient, in .0, 1.."),
+                        ({"contact.c_r": -1.0}, "restitution"), ({"contact.K": -1e6}, "cannot be negative"),
+                        ({"body.ball.mass": -1.0}, "mass must be > 0"), ({"body.ball.mass": 0.0}, "mass must be > 0"),
+                        ({"body.ball.inertia": -jnp.eye(3)}, "positive semi-definite"),
+                        ({"contact.p0.radius": -0.05}, "cannot be negative"), ({"gravity": [0, 0, jnp.nan]}, "finite")):
+        with pytest.raises(ds.ParamError, match=msg):
+            ds.set_params(s, values)
+    ok = ds.set_params(s, {"contact.K": 2e5, "body.ball.com": [-0.01, 0, 0], "gravity": [0, 0, 9.81], "q0.ball": -q0})
+    assert float(ok.contact.normal.K) == 2e5
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("l1", joint="revolute", axis=[0, 1, 0], mass=1.0, inertia=[0.01, 0.03, 0.03])
+    with pytest.raises(ds.ParamError, match="cannot be negative"):
+        ds.set_params(b.build(), {"joint.l1.damping": -5.0})  # the model form too
+    assert float(ds.set_params(b.build(), {"joint.l1.damping": 0.0}).damping[0]) == 0.0
+    assert float(jax.jit(lambda x: ds.set_params(s, {"body.ball.mass": x}).model.mass[0])(-1.0)) == -1.0
