@@ -71,8 +71,9 @@ class Experiment:
         chans = {}
         for ch, y in data.items():
             y = np.asarray(y, dtype=float)
-            if y.shape[0] != t.shape[0]:
-                raise ExperimentError(f"{name}: channel {ch!r} has {y.shape[0]} samples, t has {t.shape[0]}")
+            if y.ndim == 0 or y.shape[0] != t.shape[0]:
+                raise ExperimentError(f"{name}: channel {ch!r} has {y.shape[0] if y.ndim else 'no'} samples (one per "
+                                      f"time along its first axis), t has {t.shape[0]}")
             bad = ~np.isfinite(y)
             if np.any(bad):
                 k = int(np.argwhere(bad.reshape(y.shape[0], -1).any(axis=1))[0, 0])
@@ -84,7 +85,11 @@ class Experiment:
             raise ExperimentError(f"{name}: sigma given for unknown channels {sorted(unknown)}; channels: {sorted(chans)}")
         sig = {}
         for ch, y in chans.items():
-            s = np.broadcast_to(np.asarray(sigma.get(ch, 1.0), dtype=float), y.shape[1:]).copy()
+            try:
+                s = np.broadcast_to(np.asarray(sigma.get(ch, 1.0), dtype=float), y.shape[1:]).copy()
+            except ValueError:
+                raise ExperimentError(f"{name}: sigma of {ch!r} has shape {np.shape(sigma[ch])}; give a scalar or one "
+                                      f"per component, shape {y.shape[1:]}") from None
             if not np.all(np.isfinite(s)) or np.any(s <= 0):
                 raise ExperimentError(f"{name}: sigma of {ch!r} must be positive and finite, got {s.tolist()}")
             sig[ch] = s

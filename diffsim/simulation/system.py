@@ -200,6 +200,11 @@ class System(eqx.Module):
             if not isinstance(solver, AbstractLCPStepper):
                 raise ValueError("rigid (complementarity) contact is simulated by an LCP time stepper: give "
                                  "solver=diffsim.AccelerationLCP(dt) or diffsim.VelocityLCP(dt)")
+            unused = [k for k, x in (("controller", controller), ("integrals", integrals),
+                                     ("dtmax", self.options.dtmax), ("adjoint", self.options.adjoint)) if x is not None]
+            if unused:  # the LCP stepper takes fixed steps of its own dt and saves every step
+                raise ValueError(f"{', '.join(unused)} do(es) not apply to rigid-contact time stepping (fixed steps of "
+                                 "the stepper's dt, every step saved): leave them unset")
             self.solver = solver
         else:
             if isinstance(solver, AbstractLCPStepper):

@@ -135,6 +135,10 @@ def test_bad_input_is_refused_clearly(swing, tmp_path):
         idf.Experiment(T, {"q.arm": T[:3]})
     with pytest.raises(idf.ExperimentError, match="sigma"):
         idf.Experiment(T, {"q.arm": T}, sigma={"q.arm": 0.0})
+    with pytest.raises(idf.ExperimentError, match="channel 'q.arm' has no samples"):  # was a bare IndexError
+        idf.Experiment(T, {"q.arm": 1.0})
+    with pytest.raises(idf.ExperimentError, match="sigma of 'q.arm' has shape .2,.; give a scalar"):
+        idf.Experiment(T, {"q.arm": T}, sigma={"q.arm": [1.0, 2.0]})
     bad = tmp_path / "bad.csv"
     bad.write_text("time,z\n0,1\n1,2\n")
     with pytest.raises(idf.ExperimentError, match="no time column 't'"):

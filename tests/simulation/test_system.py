@@ -295,6 +295,13 @@ def test_inputs_that_ran_to_a_wrong_success_are_refused():
     b.add_joint_limit("head", 0.0, 0.5)
     with pytest.raises(ValueError, match="none of the model's joint ranges is on a 1-DoF"):
         ds.System(b.build(), limits=True)
+    # options of adaptive solves, silently dropped by rigid-contact time stepping
+    mb, _, qb, vb = ball()
+    rc = ds.rigid_contact(mb, [ds.ContactPoint("ball", radius=0.1)], [ds.Plane((0, 0, 1), 0.0)], mu=0.3,
+                          plane_of_motion=(0, 1, 0))
+    for kw in ({"integrals": lambda t, q, v: v[:1]}, {"dtmax": 0.01}):
+        with pytest.raises(ValueError, match="do.es. not apply to rigid-contact time stepping"):
+            ds.System(mb, qb, vb, contact=rc, solver=ds.AccelerationLCP(1e-3), **kw)
     # samples out of time order were interpolated as if sorted by index
     with pytest.raises(ValueError, match="strictly increasing"):
         ds.TimeSeries([0.2, 0.0, 0.1], [[2.0], [0.0], [1.0]])
