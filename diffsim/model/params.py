@@ -101,32 +101,45 @@ def is_nonnegative(name: str) -> bool:
     return any(key in name for key in POSITIVE)
 
 
+def outside_domain(name: str, values) -> tuple[np.ndarray, str]:
+    """``(bad, what)``: for ``values`` [N, *shape] (N values of the named parameter), which of the N
+    lie outside the quantity's physical domain, and the domain in words. NaN or infinite (``+inf``
+    is a clamped spring's stiffness: allowed for non-negative quantities other than masses), a
+    negative stiffness / damping / length, a body mass <= 0, a restitution outside (0, 1], an
+    inertia matrix that is not positive semi-definite."""
+    v = np.asarray(values, dtype=float)
+    flat = v.reshape(v.shape[0], -1)
+    base = name.split("[")[0]
+    mass = base.startswith("body.") and base.endswith(".mass")
+    inf_ok = is_nonnegative(name) and not mass
+    bad = ~np.all(np.isfinite(flat) | ((flat == np.inf) & inf_ok), axis=1)
+    if is_restitution(name):
+        return bad | ~np.all((flat > 0) & (flat <= 1), axis=1), "a restitution coefficient, in (0, 1]"
+    if base.endswith(".inertia") and v.shape[1:] == (3, 3):
+        sym = 0.5 * (v + np.swapaxes(v, 1, 2))
+        scale = np.maximum(1.0, np.abs(np.where(np.isfinite(v), v, 0.0)).reshape(v.shape[0], -1).max(axis=1))
+        eig = np.linalg.eigvalsh(np.where(np.isfinite(sym), sym, 0.0))[:, 0]
+        return bad | (eig < -1e-12 * scale), "a rotational inertia, positive semi-definite"
+    if mass:
+        return bad | ~np.all(flat > 0, axis=1), "a body's mass, > 0"
+    if is_nonnegative(name):
+        return bad | ~np.all(flat >= 0, axis=1), "a quantity that cannot be negative"
+    return bad, "finite"
+
+
 def check_value(name: str, value) -> None:
-    """A concrete value outside its quantity's physical domain raises :class:`ParamError`: NaN or
-    infinite (``+inf`` is a clamped spring's stiffness: allowed for non-negative quantities), a negative stiffness / damping / mass / length (a body's mass also 0), a restitution outside
-    (0, 1], an inertia matrix that is not positive semi-definite. Traced values (inside ``jit``,
-    ``grad``, ``vmap``) are not checked."""
+    """A concrete value outside its quantity's physical domain (:func:`outside_domain`) raises
+    :class:`ParamError`; traced values (inside ``jit``, ``grad``, ``vmap``) are not checked."""
     if isinstance(value, jax.core.Tracer):
         return
     try:
         v = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         return  # not numbers: conform() says so
-    base = name.split("[")[0]
-    # +inf only where it means something: an infinitely stiff (clamped) spring
-    if not np.all(np.isfinite(v) | ((v == np.inf) & (is_nonnegative(name) and not base.endswith(".mass")))):
-        raise ParamError(f"parameter {name!r} must be finite, got {v.tolist()}")
-    if is_restitution(name):
-        if not np.all((v > 0) & (v <= 1)):
-            raise ParamError(f"parameter {name!r} is a restitution coefficient, in (0, 1]; got {v.tolist()}")
-    elif base.endswith(".inertia") and v.shape == (3, 3):
-        if np.linalg.eigvalsh(0.5 * (v + v.T))[0] < -1e-12 * max(1.0, float(np.abs(v).max())):
-            raise ParamError(f"parameter {name!r}: a rotational inertia is positive semi-definite; got {v.tolist()}")
-    elif base.startswith("body.") and base.endswith(".mass"):
-        if not np.all(v > 0):
-            raise ParamError(f"parameter {name!r}: a body's mass must be > 0, got {v.tolist()}")
-    elif is_nonnegative(name) and not np.all(v >= 0):
-        raise ParamError(f"parameter {name!r} cannot be negative, got {v.tolist()}")
+    bad, what = outside_domain(name, v[None])
+    if bad[0]:
+        what = "a number, not NaN" if np.any(np.isnan(v)) else what
+        raise ParamError(f"parameter {name!r} must be {what}; got {v.tolist()}")
 
 
 def conform(name: str, value, like):

@@ -54,7 +54,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from tqdm.auto import tqdm
 
 from ..io.results import jsonable, provenance
-from ..model.params import ParamError
+from ..model.params import ParamError, outside_domain
 from ..precision import full_precision
 from ..simulation.simulate import simulate
 from ..simulation.system import System, get_param, set_params
@@ -434,6 +434,11 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     draws = {n: np.concatenate([r[0][n] for r in results]) for n in names}
     stats = {s: np.concatenate([r[1][s] for r in results]) for s in results[0][1]}
     status = np.concatenate([r[2] for r in results]).astype(np.int32)
+    # a draw outside its quantity's domain (Normal over a mass drew -0.5 kg) ran, and may have "succeeded":
+    # its sample is marked, not counted as a success
+    for n in names:
+        if draws[n].shape[0]:
+            status = np.where(outside_domain(n, draws[n])[0], np.int32(Status.INVALID_PARAMETER), status)
     ran = np.concatenate([np.asarray(r[3]) for r in results]).astype(np.int64)
     if order is not None:  # back to sample order
         back = np.argsort(ran, kind="stable")

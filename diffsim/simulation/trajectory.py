@@ -30,6 +30,7 @@ class Status(enum.IntEnum):
     MAX_EVENTS = 5
     LCP_FAILED = 6
     EVENT_NOT_LOCATED = 7
+    INVALID_PARAMETER = 8  # a Monte Carlo draw outside its quantity's physical domain
 
 
 STATUS_MESSAGES = {
@@ -46,6 +47,9 @@ STATUS_MESSAGES = {
     Status.EVENT_NOT_LOCATED: "a contact event was detected in a step but not located: the root find on the step's "
     "dense output reached its iteration limit without meeting the contact's event_time_tol (try other rtol/atol "
     "or a larger Contact(event_time_tol=...))",
+    Status.INVALID_PARAMETER: "a drawn parameter lies outside its physical domain (a negative mass, stiffness or "
+    "damping, a restitution outside (0, 1]): draw it from a distribution with that support (LogNormal, "
+    "TruncatedNormal)",
 }
 
 

@@ -327,3 +327,16 @@ def test_blocks_make_large_chunks_bit_identical():
     assert big.status_counts == {"success": 1024}
     for k in big.statistics:
         np.testing.assert_array_equal(small.statistics[k], big.statistics[k])
+
+
+@pytest.mark.slow  # compiles its own study (~5 s)
+def test_draws_outside_the_physical_domain_are_marked_not_counted_as_success():
+    """Normal(0.5, 1) over a mass draws negative masses; those samples ran to 'success' before.
+    They keep their draws and results, with status INVALID_PARAMETER; the others are untouched."""
+    res = mc.run(pendulum_system(), {"body.arm.mass": mc.Normal(0.5, 1.0)}, 16, qmax, chunk_size=16, progress=False)
+    neg = res.draws["body.arm.mass"] <= 0
+    assert neg.any() and (~neg).any()
+    np.testing.assert_array_equal(res.status[neg], int(ds.Status.INVALID_PARAMETER))
+    np.testing.assert_array_equal(res.status[~neg], int(ds.Status.SUCCESS))
+    np.testing.assert_array_equal(res.failed, np.flatnonzero(neg))
+    assert "outside its physical domain" in res.summary_json()["failure_messages"]["invalid_parameter"]

@@ -321,9 +321,10 @@ def test_set_params_refuses_concrete_values_outside_their_physical_domain():
     s = ds.System(m, q0, v0, contact=c, t1=0.3)
     for values, msg in (({"contact.c_r": 1.5}, "restitution coefficient, in .0, 1.."),
                         ({"contact.c_r": -1.0}, "restitution"), ({"contact.K": -1e6}, "cannot be negative"),
-                        ({"body.ball.mass": -1.0}, "mass must be > 0"), ({"body.ball.mass": 0.0}, "mass must be > 0"),
+                        ({"body.ball.mass": -1.0}, "a body's mass, > 0"), ({"body.ball.mass": 0.0}, "mass, > 0"),
                         ({"body.ball.inertia": -jnp.eye(3)}, "positive semi-definite"),
-                        ({"contact.p0.radius": -0.05}, "cannot be negative"), ({"gravity": [0, 0, jnp.nan]}, "finite")):
+                        ({"contact.p0.radius": -0.05}, "cannot be negative"), ({"gravity": [0, 0, jnp.nan]}, "not NaN"),
+                        ({"gravity": [0, 0, jnp.inf]}, "must be finite")):
         with pytest.raises(ds.ParamError, match=msg):
             ds.set_params(s, values)
     ok = ds.set_params(s, {"contact.K": 2e5, "body.ball.com": [-0.01, 0, 0], "gravity": [0, 0, 9.81], "q0.ball": -q0})
