@@ -257,7 +257,7 @@ def parse_sets(info: ScenarioInfo, items: list[str]) -> tuple[dict, dict]:
     """Split ``--set`` items ``name=value`` into the scenario's options (every value parsed and
     checked against its declaration; the rest keep their defaults) and model parameters (names
     with a dot, or ``gravity`` where that is no option; value: a number or a list of numbers, finite;
-    ``gravity`` three of them, a ``.mass`` positive).
+    ``gravity`` three of them; their physical domains are checked by ``set_params``).
     Raises :class:`~diffsim.options.OptionError` (one line) for a bad value or an unknown name."""
     options, params = defaults(info.options), {}
     for item in items:
@@ -276,8 +276,6 @@ def parse_sets(info: ScenarioInfo, items: list[str]) -> tuple[dict, dict]:
                 raise OptionError(f"model parameter {key} must be finite, got {text!r}")
             if key == "gravity" and len(values) != 3:  # a single number would be spread over x, y and z
                 raise OptionError(f"gravity expects 3 numbers (x, y, z in m/s²), e.g. gravity=0,0,-9.81; got {text!r}")
-            if key.endswith(".mass") and not all(x > 0 for x in values):
-                raise OptionError(f"{key} must be > 0 kg; got {text!r}")
             params[key] = values[0] if len(values) == 1 and "," not in text and "[" not in text else values
         else:
             raise OptionError(

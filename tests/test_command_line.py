@@ -105,7 +105,7 @@ def test_model_parameters_given_with_set_are_checked(capsys, tmp_path):
     negative or non-finite mass ran to "success". Refused in one line, nothing written."""
     out = tmp_path / "never"
     for bad, message in (("gravity=9.81", "gravity expects 3 numbers"), ("gravity=0,-9.81", "gravity expects 3"),
-                         ("body.ball.mass=-1", "body.ball.mass must be > 0 kg"),
+                         ("body.ball.mass=-1", "parameter 'body.ball.mass' must be a body's mass, > 0"),
                          ("body.ball.mass=nan", "must be finite"), ("contact.K=inf", "must be finite")):
         assert cli.main(["run", "ball-drop", "--set", bad, "--out", str(out)]) == 2, bad
         assert message in _one_line_error(capsys), bad

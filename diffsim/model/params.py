@@ -104,14 +104,14 @@ def is_nonnegative(name: str) -> bool:
 def outside_domain(name: str, values) -> tuple[np.ndarray, str]:
     """``(bad, what)``: for ``values`` [N, *shape] (N values of the named parameter), which of the N
     lie outside the quantity's physical domain, and the domain in words. NaN or infinite (``+inf``
-    is a clamped spring's stiffness: allowed for non-negative quantities other than masses), a
+    is allowed for a beam's boundary springs, ``k_rot_*`` / ``k_lat_*``: a clamped end), a
     negative stiffness / damping / length, a body mass <= 0, a restitution outside (0, 1], an
     inertia matrix that is not positive semi-definite."""
     v = np.asarray(values, dtype=float)
     flat = v.reshape(v.shape[0], -1)
     base = name.split("[")[0]
     mass = base.startswith("body.") and base.endswith(".mass")
-    inf_ok = is_nonnegative(name) and not mass
+    inf_ok = "k_rot" in base or "k_lat" in base  # a boundary spring: +inf clamps the end
     bad = ~np.all(np.isfinite(flat) | ((flat == np.inf) & inf_ok), axis=1)
     if is_restitution(name):
         return bad | ~np.all((flat > 0) & (flat <= 1), axis=1), "a restitution coefficient, in (0, 1]"
