@@ -349,6 +349,8 @@ def get_param(model: Model, name: str):
 def set_params(model: Model, values: Mapping[str, object]) -> Model:
     """A new model with the named parameters replaced (functional; differentiable)."""
     refs = model_param_refs(model)
+    if not isinstance(values, Mapping):  # e.g. a list of (name, value) pairs
+        raise TypeError(f"set_params takes a mapping {{name: value}}, got {type(values).__name__}")
     for name, value in values.items():
         ref = lookup(refs, name, _MODEL_HINT)
         check_value(name, value)

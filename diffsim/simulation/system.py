@@ -404,6 +404,8 @@ def set_params(obj, values: Mapping[str, object]):
     its quantity's physical domain (a negative mass or stiffness, a restitution outside (0, 1],
     non-finite) raises :class:`ParamError` (:func:`diffsim.model.params.check_value`)."""
     refs = _refs(obj)
+    if not isinstance(values, Mapping):  # e.g. a list of (name, value) pairs
+        raise TypeError(f"set_params takes a mapping {{name: value}}, got {type(values).__name__}")
     for name, value in values.items():
         ref = lookup(refs, name, _HINT)
         check_value(name, value)  # a concrete value outside its physical domain (traced ones pass)

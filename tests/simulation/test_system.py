@@ -335,3 +335,5 @@ def test_set_params_refuses_concrete_values_outside_their_physical_domain():
         ds.set_params(b.build(), {"joint.l1.damping": -5.0})  # the model form too
     assert float(ds.set_params(b.build(), {"joint.l1.damping": 0.0}).damping[0]) == 0.0
     assert float(jax.jit(lambda x: ds.set_params(s, {"body.ball.mass": x}).model.mass[0])(-1.0)) == -1.0
+    with pytest.raises(TypeError, match="set_params takes a mapping"):  # was an AttributeError on .items
+        ds.set_params(s, [("contact.K", 2e5)])
