@@ -57,7 +57,7 @@ _SITE_FIELDS = {"pos": "site_pos", "rot": "site_rot"}
 _BEAM_FIELDS = ("L", "mu", "EI_z", "EI_y", "GJ", "EA", "kAG_y", "kAG_z", "air_damping", "kelvin_voigt", "I_y", "I_z",
                 "rotary_inertia", "tip_mass", "tip_inertia")
 _MODE_FAMILIES = ("modes_y", "modes_z", "modes_torsion", "modes_axial")
-_INDEX = re.compile(r"^(?P<base>.+?)\[(?P<index>[0-9 ,]+)\]$")
+_INDEX = re.compile(r"^(?P<base>.+?)\[(?P<index>[-0-9 ,]+)\]$")
 
 
 class ParamRef(NamedTuple):
@@ -304,6 +304,8 @@ def split_index(name: str):
         idx = tuple(int(x) for x in m.group("index").split(",") if x.strip())
     except ValueError:
         raise ParamError(f"bad index in parameter name {name!r}") from None
+    if any(k < 0 for k in idx):  # one name per entry: com[2], not also com[-1]
+        raise ParamError(f"parameter {name!r}: indices count from 0 (no negative indices)")
     return m.group("base"), idx
 
 

@@ -337,3 +337,5 @@ def test_set_params_refuses_concrete_values_outside_their_physical_domain():
     assert float(jax.jit(lambda x: ds.set_params(s, {"body.ball.mass": x}).model.mass[0])(-1.0)) == -1.0
     with pytest.raises(TypeError, match="set_params takes a mapping"):  # was an AttributeError on .items
         ds.set_params(s, [("contact.K", 2e5)])
+    with pytest.raises(ds.ParamError, match="indices count from 0"):  # was "unknown parameter"
+        ds.set_params(s, {"body.ball.com[-1]": 0.1})
