@@ -175,7 +175,20 @@ def _resolve(system, distributions, n_samples):
             v = np.asarray(d.values)
             if v.shape[0] < n_samples or v.shape[1:] not in (shapes[n], ()) and v[0].size != int(np.prod(shapes[n])):
                 raise MonteCarloError(f"{n!r}: Samples has shape {v.shape}; need [{n_samples}, *{shapes[n]}]")
+        else:  # each parameter of the law broadcasts to the named parameter's shape (the draws have it)
+            for field, value in vars(d).items():
+                if not _fits(value, shapes[n]):
+                    raise MonteCarloError(f"{n!r} has shape {shapes[n]}; its {type(d).__name__}'s {field} has shape "
+                                          f"{np.shape(value)}, which does not broadcast to it")
     return sorted(distributions), shapes
+
+
+def _fits(value, shape) -> bool:
+    """Whether ``value`` broadcasts to ``shape`` (and not beyond it)."""
+    try:
+        return np.broadcast_shapes(np.shape(value), shape) == tuple(shape)
+    except ValueError:
+        return False
 
 
 def _sorted_by_cost(study, order, n_samples, idx):

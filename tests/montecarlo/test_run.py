@@ -158,6 +158,8 @@ def test_bad_input_is_refused_clearly(tmp_path):
     with pytest.raises(mc.DistributionError, match="uniform: lo must be finite"):
         mc.parse("uniform(-inf,inf)")
     assert mc.TruncatedNormal(0.0, 1.0, 0.0, np.inf).hi == np.inf  # one-sided truncation is a distribution
+    with pytest.raises(mc.MonteCarloError, match="its Normal's mu has shape .2,., which does not broadcast"):
+        mc.run(s, {"body.arm.mass": mc.Normal(jnp.array([1.0, 2.0]), 0.1)}, 4, progress=False)  # was JAX's error
     with pytest.raises(mc.DistributionError, match="cannot read"):
         mc.parse("gauss(1,2)")
     assert mc.parse("lognormal(0, 0.5)") == mc.LogNormal(0.0, 0.5)
