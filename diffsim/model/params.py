@@ -350,11 +350,16 @@ def get_param(model: Model, name: str):
 
 def set_params(model: Model, values: Mapping[str, object]) -> Model:
     """A new model with the named parameters replaced (functional; differentiable)."""
-    refs = model_param_refs(model)
+    return apply_params(model, model_param_refs(model), values, _MODEL_HINT)
+
+
+def apply_params(obj, refs: Mapping[str, ParamRef], values: Mapping[str, object], hint: str):
+    """``obj`` with each named value set through its :class:`ParamRef` among ``refs``, each concrete
+    value checked against its physical domain first (:func:`check_value`)."""
     if not isinstance(values, Mapping):  # e.g. a list of (name, value) pairs
         raise TypeError(f"set_params takes a mapping {{name: value}}, got {type(values).__name__}")
     for name, value in values.items():
-        ref = lookup(refs, name, _MODEL_HINT)
+        ref = lookup(refs, name, hint)
         check_value(name, value)
-        model = ref.set(model, value)
-    return model
+        obj = ref.set(obj, value)
+    return obj

@@ -44,7 +44,7 @@ from ..contact.model import Contact, ContactSet, contact_param_refs
 from ..dynamics.dispatch import AbstractDynamics, Default, as_dynamics
 from ..loads import Loads, as_loads
 from ..model.model import Model, neutral_configuration
-from ..model.params import ParamRef, check_value, conform, lookup, model_param_refs, nested_refs
+from ..model.params import ParamRef, apply_params, conform, lookup, model_param_refs, nested_refs
 from .lcp import AbstractLCPStepper, AccelerationLCP
 from .newmark import AbstractNewmarkFamily
 from .prescribed import Prescribed
@@ -403,11 +403,4 @@ def set_params(obj, values: Mapping[str, object]):
     broadcast to its shape (``{"joint.j1.damping": 0.1}`` on every entry); a concrete value outside
     its quantity's physical domain (a negative mass or stiffness, a restitution outside (0, 1],
     non-finite) raises :class:`ParamError` (:func:`diffsim.model.params.check_value`)."""
-    refs = _refs(obj)
-    if not isinstance(values, Mapping):  # e.g. a list of (name, value) pairs
-        raise TypeError(f"set_params takes a mapping {{name: value}}, got {type(values).__name__}")
-    for name, value in values.items():
-        ref = lookup(refs, name, _HINT)
-        check_value(name, value)  # a concrete value outside its physical domain (traced ones pass)
-        obj = ref.set(obj, value)
-    return obj
+    return apply_params(obj, _refs(obj), values, _HINT)
