@@ -35,6 +35,7 @@ from .dynamics import (
     total_energy,
 )
 from .precision import matmul_precision, set_matmul_precision
+from .spatial import products, set_products
 from .io import from_mjmodel, from_mujoco, load_mjcf, load_urdf, to_mujoco
 from .loads import Loads, PointForce, TimeSeries, point_force, site_force
 from .actuators import Actuation, ActuationError, actuation
@@ -159,6 +160,8 @@ __all__ = [
     "rigid_contact",
     "rollout",
     "set_matmul_precision",
+    "set_products",
+    "products",
     "set_params",
     "simulate",
     "site_force",

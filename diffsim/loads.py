@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import spatial as sp
 from ._util import is_concrete
 from .dynamics.kinematics import body_velocities, forward_kinematics
 from .actuators import Actuation, actuation
@@ -80,19 +81,19 @@ class PointForce(eqx.Module):
             raise ValueError(f"point force must evaluate to shape (3,), got {F.shape}")
         if self.site >= 0:
             x_b = model.site_pos[self.site]
-            f_b = model.site_rot[self.site] @ F if self.frame == "local" else None
+            f_b = sp.mv(model.site_rot[self.site], F) if self.frame == "local" else None
         else:
             x_b = self.point
             f_b = F if self.frame == "local" else None
         if f_b is None:
-            f_b = R_body.T @ F
+            f_b = sp.mv(R_body.T, F)
         return f_b, x_b
 
     def resolve(self, model: Model, t, q, v, R_body, p_body):
         """World force ``F_w``, world application point ``x_w`` and the body-frame force and
         point (``f_b``, ``x_b``)."""
         f_b, x_b = self.body_force(model, t, q, v, R_body)
-        return R_body @ f_b, p_body + R_body @ x_b, f_b, x_b
+        return sp.mv(R_body, f_b), p_body + sp.mv(R_body, x_b), f_b, x_b
 
 
 def point_force(model: Model, body: str, force, point=(0.0, 0.0, 0.0), frame: str = "world") -> PointForce:

@@ -127,6 +127,43 @@ def so3_exp(phi):
     return eye + a[..., None, None] * skew(phi) + b[..., None, None] * skew_squared(phi)
 
 
+# --------------------------------------------------------------------------------------
+# How the small products are written: XLA dot kernels, or sums that XLA fuses
+# --------------------------------------------------------------------------------------
+
+#: The forms :func:`mm`, :func:`mv` and :func:`vdot` can take (:func:`set_products`).
+PRODUCT_FORMS = ("auto", "dot", "unrolled")
+_PRODUCTS = {"form": "auto"}
+
+
+def set_products(form: str = "auto") -> None:
+    """How diffsim writes the small matrix products of its hot paths (the rigid-tree sweeps, the
+    joint kinematics, spatial inertias, the small inverses, point loads): ``"dot"`` (XLA dot
+    kernels), ``"unrolled"`` (the sum over the contracted index written out: elementwise work
+    that XLA fuses with its neighbours) or ``"auto"`` (the default: ``"unrolled"`` when JAX's
+    default backend is a GPU, ``"dot"`` otherwise). The same values to rounding either way; the
+    speed differs. Measured on one H200 (S0, ``benchmarks/bench_gpu.py --sections schedules``,
+    README "On one GPU"): with every product unrolled the float64 forward dynamics under ``vmap``
+    runs 3.1× faster than with dot kernels (7.1e7 against 2.2e7 evaluations/s at batch 2²⁰: each
+    dot was a kernel of its own, and the ~130 kernels passed their intermediates through memory).
+    Read when a function is traced; a change clears JAX's caches of traced and compiled
+    functions (``jax.clear_caches``), so that no cached program keeps the former form (a compiled
+    function of the caller's that is held as an object, e.g. from ``.lower().compile()``, keeps it)."""
+    if form not in PRODUCT_FORMS:
+        raise ValueError(f"set_products: {form!r} is not one of {PRODUCT_FORMS}")
+    if form != _PRODUCTS["form"]:
+        _PRODUCTS["form"] = form
+        jax.clear_caches()
+
+
+def products() -> str:
+    """The form the small products are traced in now: ``"dot"`` or ``"unrolled"`` (:func:`set_products`)."""
+    form = _PRODUCTS["form"]
+    if form == "auto":
+        return "unrolled" if jax.default_backend() in ("gpu", "cuda", "rocm") else "dot"
+    return form
+
+
 def mm_unrolled(A, B):
     """``A B`` for small matrices with leading batch axes, written as the sum over the contracted
     index (``Σ_k A[..., :, k] B[..., k, :]``): elementwise work that XLA fuses with its
@@ -138,6 +175,23 @@ def mm_unrolled(A, B):
 def mv_unrolled(A, x):
     """``A x`` as :func:`mm_unrolled` writes ``A B``."""
     return sum(A[..., :, k] * x[..., k, None] for k in range(A.shape[-1]))
+
+
+def mm(A, B):
+    """``A B`` (leading batch axes broadcast) in the form :func:`products` says."""
+    return mm_unrolled(A, B) if products() == "unrolled" else A @ B
+
+
+def mv(A, x):
+    """``A x`` (leading batch axes broadcast) in the form :func:`products` says."""
+    return mv_unrolled(A, x) if products() == "unrolled" else jnp.einsum("...ij,...j->...i", A, x)
+
+
+def vdot(a, b):
+    """``Σ_k a_k b_k`` over the last axis, in the form :func:`products` says."""
+    if products() == "unrolled":
+        return sum(a[..., k] * b[..., k] for k in range(a.shape[-1]))
+    return jnp.einsum("...i,...i->...", a, b)
 
 
 def rot_axis_angle(axis, angle):
@@ -166,7 +220,7 @@ def quat_mul(p, q):
     """Hamilton product ``p ⊗ q``."""
     pw, pv = p[0], p[1:]
     qw, qv = q[0], q[1:]
-    w = pw * qw - jnp.dot(pv, qv)
+    w = pw * qw - vdot(pv, qv)
     v = pw * qv + qw * pv + jnp.cross(pv, qv)
     return jnp.concatenate([w[None], v])
 
@@ -201,7 +255,7 @@ def _sinc_half(theta):
 
 def quat_exp(phi):
     """Unit quaternion of the rotation vector ``phi`` (axis × angle)."""
-    theta2 = jnp.dot(phi, phi)
+    theta2 = vdot(phi, phi)
     theta = jnp.sqrt(jnp.where(theta2 > 0, theta2, 1.0)) * (theta2 > 0)
     return jnp.concatenate([jnp.cos(theta / 2.0)[None], _sinc_half(theta) * phi])
 
@@ -209,7 +263,7 @@ def quat_exp(phi):
 def quat_log(q):
     """Rotation vector of a unit quaternion (shortest rotation, angle in [0, π])."""
     q = jnp.where(q[0] < 0, -q, q)
-    vn2 = jnp.dot(q[1:], q[1:])
+    vn2 = vdot(q[1:], q[1:])
     vn = jnp.sqrt(jnp.where(vn2 > 0, vn2, 1.0)) * (vn2 > 0)
     theta = 2.0 * jnp.arctan2(vn, q[0])
     small = vn < 1e-8
@@ -262,8 +316,8 @@ def _T(A):
 
 
 def _mv(A, x):
-    """``A @ x`` with any leading batch axes."""
-    return jnp.einsum("...ij,...j->...i", A, x)
+    """``A @ x`` with any leading batch axes (:func:`mv`)."""
+    return mv(A, x)
 
 
 class Transform(eqx.Module):
@@ -285,7 +339,7 @@ class Transform(eqx.Module):
 
     def __matmul__(self, other: "Transform") -> "Transform":
         """``C_X_A = C_X_B @ B_X_A``."""
-        return Transform(self.E @ other.E, other.r + _mv(_T(other.E), self.r))
+        return Transform(mm(self.E, other.E), other.r + _mv(_T(other.E), self.r))
 
     def __getitem__(self, i) -> "Transform":
         return Transform(self.E[i], self.r[i])
@@ -354,7 +408,7 @@ def spatial_inertia(mass, com, inertia_com):
     (one per body) allowed."""
     C = skew(com)
     m = jnp.asarray(mass)[..., None, None]
-    top = jnp.concatenate([inertia_com + m * C @ _T(C), m * C], -1)
+    top = jnp.concatenate([inertia_com + m * mm(C, _T(C)), m * C], -1)
     bottom = jnp.concatenate([m * _T(C), m * jnp.eye(3, dtype=C.dtype)], -1)
     return jnp.concatenate([top, bottom], -2)
 
@@ -369,7 +423,7 @@ def _inv3(A):
     c0 = jnp.cross(A[1], A[2])
     c1 = jnp.cross(A[2], A[0])
     c2 = jnp.cross(A[0], A[1])
-    det = jnp.dot(A[0], c0)
+    det = vdot(A[0], c0)
     return jnp.stack([c0, c1, c2], axis=1) / det
 
 
@@ -387,7 +441,8 @@ def small_inv(A):
     if n == 6:
         P, Q, R, S = A[:3, :3], A[:3, 3:], A[3:, :3], A[3:, 3:]
         Pi = _inv3(P)
-        Si = _inv3(S - R @ Pi @ Q)  # Schur complement of P
-        top_right = -Pi @ Q @ Si
-        return jnp.block([[Pi + Pi @ Q @ Si @ R @ Pi, top_right], [-Si @ R @ Pi, Si]])
+        PiQ, RPi = mm(Pi, Q), mm(R, Pi)
+        Si = _inv3(S - mm(R, PiQ))  # Schur complement of P
+        top_right = -mm(PiQ, Si)
+        return jnp.block([[Pi - mm(top_right, RPi), top_right], [-mm(Si, RPi), Si]])
     return jnp.linalg.inv(A)

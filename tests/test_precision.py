@@ -1,4 +1,5 @@
-"""diffsim's float32 matrix products are true float32 whatever JAX's default (``diffsim.precision``).
+"""diffsim's float32 matrix products are true float32 whatever JAX's default (``diffsim.precision``);
+the form of its small products (``ds.set_products``: dot kernels or written out) changes no result.
 
 Checked on the traced programs (``jax.make_jaxpr``, nothing compiled): under an outer
 ``jax.default_matmul_precision("tensorfloat32")`` (what NVIDIA GPUs do by default), every
@@ -130,3 +131,77 @@ def test_set_matmul_precision_rejects_unknown_values():
     with pytest.raises(ValueError, match="no matmul precision JAX knows"):
         ds.set_matmul_precision("double")
     assert ds.matmul_precision() == "highest"
+
+
+# ---------------------------------------------------------------------------------------------
+# The form of the small products (``ds.set_products``): dot kernels or written-out sums
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def restore_products():
+    yield
+    ds.set_products("auto")
+
+
+def _s0_vector_field(m, ld):
+    def fd(q, v):
+        tau, f_ext = ld.evaluate(m, 0.0, q, v)
+        return ds.forward_dynamics(m, q, v, tau, f_ext)
+    return fd
+
+
+def test_unrolled_products_leave_no_dot_kernel(s0, restore_products):
+    """The written-out form removes every ``dot_general`` from S0's vector field (loads, joint
+    kinematics, the level sweeps, the 6×6 inverse of the free base) and from its RK4 rollout
+    (configuration rates included): on a GPU each was a kernel of its own. The dot form has them,
+    and the count is taken after each switch, so a stale cached trace would show here."""
+    m, ld, q, v = s0
+    fd = _s0_vector_field(m, ld)
+
+    def roll(v):
+        return ds.rollout(m, ds.neutral_configuration(m), v, 1e-3, 3, loads=ld).q[-1]
+
+    counts = {}
+    for form in ("dot", "unrolled", "dot"):
+        ds.set_products(form)
+        assert ds.products() == form
+        counts[form] = (len(list(_dots(jax.make_jaxpr(fd)(q, v).jaxpr))), len(list(_dots(jax.make_jaxpr(roll)(v).jaxpr))))
+    assert min(counts["dot"]) > 10
+    assert counts["unrolled"] == (0, 0)
+
+
+@pytest.mark.slow  # ~13 s: two forms' gradients of S0 compiled
+def test_unrolled_products_agree_and_differentiate(restore_products):
+    """S0 in float64: the two forms give the same accelerations to rounding, and the written-out
+    form's derivatives (tangent space of the free base's quaternion, velocities) match central
+    differences."""
+    m = seed000.model()
+    ld = seed000.loads(m)
+    fd = _s0_vector_field(m, ld)
+    q = ds.random_configuration(m, jax.random.PRNGKey(4))
+    v = 0.3 * jax.random.normal(jax.random.PRNGKey(5), (m.nv,))
+    w = jax.random.normal(jax.random.PRNGKey(6), (m.nv,))
+
+    def loss(dq, v):
+        return w @ fd(ds.integrate(m, q, dq), v)
+
+    out = {}
+    for form in ("dot", "unrolled"):
+        ds.set_products(form)
+        out[form] = jax.jit(fd)(q, v), jax.jit(jax.grad(loss, argnums=(0, 1)))(jnp.zeros(m.nv), v), jax.jit(loss)
+    a_dot, a_un = out["dot"][0], out["unrolled"][0]
+    assert float(jnp.max(jnp.abs(a_un - a_dot)) / jnp.max(jnp.abs(a_dot))) < 1e-12
+    (g_dq, g_v), f = out["unrolled"][1], out["unrolled"][2]
+    h, z = 1e-6, jnp.zeros(m.nv)
+    for k in range(m.nv):
+        e = z.at[k].set(h)
+        assert abs(g_dq[k] - (f(e, v) - f(-e, v)) / (2 * h)) <= 1e-6 * (1 + abs(g_dq[k]))
+        assert abs(g_v[k] - (f(z, v + e) - f(z, v - e)) / (2 * h)) <= 1e-6 * (1 + abs(g_v[k]))
+
+
+def test_products_auto_is_dot_on_a_cpu_and_bad_forms_are_refused(restore_products):
+    if jax.default_backend() == "cpu":
+        assert ds.products() == "dot"  # the CPU measurements (README "On one GPU") keep dot kernels
+    with pytest.raises(ValueError, match="'fast' is not one of"):
+        ds.set_products("fast")

@@ -43,16 +43,17 @@ from .rnea import inverse_dynamics_rigid
 from .welded import welded
 
 #: How rigid trees are swept by :func:`forward_dynamics`: ``"per_body"`` (one body at a time,
-#: :mod:`.aba`) or all bodies of one depth batched (:mod:`.levels`), the small products as dot
-#: kernels (``"levels"``), as multiply-and-sum (``"levels_reduce"``) or written out
-#: (``"levels_unrolled"``). All give the same accelerations and derivatives to rounding; the
-#: default is ``"levels"``, chosen by ``benchmarks/bench_speed.py`` (README, "Core speed").
+#: :mod:`.aba`) or all bodies of one depth batched (:mod:`.levels`), the small products in the
+#: form ``ds.set_products`` sets (``"levels"``: dot kernels on a CPU, written out on a GPU, by
+#: default), as multiply-and-sum (``"levels_reduce"``) or written out (``"levels_unrolled"``).
+#: All give the same accelerations and derivatives to rounding; the default is ``"levels"``,
+#: chosen by ``benchmarks/bench_speed.py`` and ``bench_gpu.py`` (README, "Core speed", "On one GPU").
 RIGID_SCHEDULE = "levels"
 #: Whether rigid trees are swept with their fixed joints welded (:mod:`.welded`: fixed bodies merged into
 #: their moving parents; the same dynamics to rounding, fewer bodies per pass). ``False`` sweeps the
 #: tree as built (for comparisons: ``tests/dynamics/test_welded.py``, README "Core speed").
 WELD_FIXED = True
-RIGID_SCHEDULES = {"per_body": forward_dynamics_aba, "levels": forward_dynamics_levels("dot"),
+RIGID_SCHEDULES = {"per_body": forward_dynamics_aba, "levels": forward_dynamics_levels("auto", "dot"),
                    "levels_reduce": forward_dynamics_levels("reduce"),
                    "levels_unrolled": forward_dynamics_levels("unrolled")}
 

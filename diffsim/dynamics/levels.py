@@ -118,16 +118,19 @@ def _sum_children(msg, lv: _Level):
     return out
 
 
-#: How the small products of a level are emitted (static): ``"dot"`` — XLA dot kernels (one
-#: kernel each; batch well under ``vmap``); ``"reduce"`` — broadcast multiply and a sum over the
-#: contracted axis; ``"unrolled"`` — the sum over the contracted index written out
-#: (``Σ_j A[:, j] x[j]``), plain elementwise work. The last two fuse with their neighbours
-#: into few XLA kernels (fast for one evaluation on a CPU); ``"reduce"`` is slow under ``vmap``.
-PRODUCTS = ("dot", "reduce", "unrolled")
+#: How the small products of a level are emitted (static): ``"auto"`` — in the form
+#: :func:`diffsim.spatial.products` says when traced (``ds.set_products``: dot kernels on a CPU,
+#: written out on a GPU, by default); ``"dot"`` — XLA dot kernels (one kernel each; batch well
+#: under ``vmap`` on a CPU); ``"reduce"`` — broadcast multiply and a sum over the contracted axis;
+#: ``"unrolled"`` — the sum over the contracted index written out (``Σ_j A[:, j] x[j]``), plain
+#: elementwise work. The last two fuse with their neighbours into few XLA kernels.
+PRODUCTS = ("auto", "dot", "reduce", "unrolled")
 
 
 def _mv(A, x, products="dot"):
     """``A x`` batched over the level (:data:`PRODUCTS`)."""
+    if products == "auto":
+        return sp.mv(A, x)
     if products == "unrolled":
         return sp.mv_unrolled(A, x)
     if products == "reduce":
@@ -137,6 +140,8 @@ def _mv(A, x, products="dot"):
 
 def _mm(A, B, products="dot"):
     """``A B`` batched over the level (:data:`PRODUCTS`)."""
+    if products == "auto":
+        return sp.mm(A, B)
     if products == "unrolled":
         return sp.mm_unrolled(A, B)
     if products == "reduce":

@@ -118,7 +118,7 @@ class JointData:
             if v is not None:
                 if jt.NV[jtype]:
                     vg = _gather_rows(v, bodies, t.nv_joint, t.v_start)
-                    vJ_parts.append(jnp.einsum("kij,kj->ki", S, vg))
+                    vJ_parts.append(sp.mv(S, vg))
                     cJ_parts.append(jax.vmap(lambda a, qq, vv: jt.bias_acceleration(jtype, a, qq, vv))(axis, qg, vg))
                 else:
                     vJ_parts.append(jnp.zeros((len(bodies), 6), model.dtype))

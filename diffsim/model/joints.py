@@ -131,7 +131,7 @@ def configuration_rate(jtype: JointType, q, v):
         return sp.quat_rate(q, v)
     if jtype is JointType.FREE:
         R = sp.quat_to_rot(q[3:7])
-        return jnp.concatenate([R @ v[:3], sp.quat_rate(q[3:7], v[3:6])])
+        return jnp.concatenate([sp.mv(R, v[:3]), sp.quat_rate(q[3:7], v[3:6])])
     return v
 
 
@@ -142,7 +142,7 @@ def integrate(jtype: JointType, q, v, dt=1.0):
         return sp.quat_integrate(q, v, dt)
     if jtype is JointType.FREE:
         R = sp.quat_to_rot(q[3:7])
-        return jnp.concatenate([q[:3] + R @ v[:3] * dt, sp.quat_integrate(q[3:7], v[3:6], dt)])
+        return jnp.concatenate([q[:3] + sp.mv(R, v[:3]) * dt, sp.quat_integrate(q[3:7], v[3:6], dt)])
     return q + v * dt
 
 
@@ -153,7 +153,7 @@ def difference(jtype: JointType, q0, q1):
     if jtype is JointType.FREE:
         R = sp.quat_to_rot(q0[3:7])
         return jnp.concatenate(
-            [R.T @ (q1[:3] - q0[:3]), sp.quat_log(sp.quat_mul(sp.quat_conj(q0[3:7]), q1[3:7]))]
+            [sp.mv(R.T, q1[:3] - q0[:3]), sp.quat_log(sp.quat_mul(sp.quat_conj(q0[3:7]), q1[3:7]))]
         )
     return q1 - q0
 
