@@ -3,7 +3,8 @@
 XLA:CPU runs each ``dot`` as its own kernel, and it does not fuse dots with their neighbours.
 Running the jaxpr of a function with its dots written as ``Σ_k x[..., k] * y[..., k]`` shows
 how much the tiny 3×3 and 6×6 products cost when diffsim's algorithms run them one by one.
-This is a measurement tool, not a library feature: ``bench_s0.py`` uses it in its profile section.
+This is a measurement tool, not a library feature: ``bench_s0.py`` uses it in its profile section,
+``bench_gpu.py`` in its ``schedules`` section (does a GPU gain from products that XLA can fuse?).
 """
 
 from __future__ import annotations
@@ -48,6 +49,25 @@ def _dot_unrolled(x, y, dimension_numbers, preferred_element_type=None, **_):
     return r.astype(preferred_element_type) if preferred_element_type is not None else r
 
 
+def _rewrite_closed(cj):
+    """A closed jaxpr (a loop's body, a branch) with its dots unrolled, for the same input avals."""
+    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in cj.jaxpr.invars]
+    return jax.make_jaxpr(lambda *a: _eval(cj.jaxpr, cj.consts, *a))(*avals)
+
+
+def _inner_rewritten(params):
+    """``params`` with every closed jaxpr in it (scan/while bodies, cond branches) rewritten."""
+    out = {}
+    for k, p in params.items():
+        if isinstance(p, jcore.ClosedJaxpr):
+            out[k] = _rewrite_closed(p)
+        elif isinstance(p, tuple) and p and all(isinstance(x, jcore.ClosedJaxpr) for x in p):
+            out[k] = tuple(_rewrite_closed(x) for x in p)
+        else:
+            out[k] = p
+    return out
+
+
 def _eval(jaxpr, consts, *args):
     env = {}
 
@@ -66,11 +86,12 @@ def _eval(jaxpr, consts, *args):
         elif name in ("pjit", "jit", "closed_call", "core_call"):
             cj = eqn.params["jaxpr"]
             outs = _eval(cj.jaxpr, cj.consts, *inv)
-        elif name == "custom_jvp_call":
+        elif name in ("custom_jvp_call", "custom_vjp_call"):  # forward only: the primal is inlined
             cj = eqn.params["call_jaxpr"]
             outs = _eval(cj.jaxpr, cj.consts, *inv)
         else:
-            outs = eqn.primitive.bind(*inv, **eqn.primitive.get_bind_params(eqn.params))
+            params = _inner_rewritten(eqn.params) if name in ("scan", "while", "cond") else eqn.params
+            outs = eqn.primitive.bind(*inv, **eqn.primitive.get_bind_params(params))
             if not eqn.primitive.multiple_results:
                 outs = [outs]
         for v, o in zip(eqn.outvars, outs):
@@ -79,8 +100,10 @@ def _eval(jaxpr, consts, *args):
 
 
 def without_dots(fn, *example_args):
-    """``fn`` (array/pytree arguments, one array result) re-expressed without ``dot_general``:
-    traced once at ``example_args``; the result takes the same arguments."""
+    """``fn`` (array/pytree arguments, one array result) re-expressed without ``dot_general``, also
+    inside its loops (``scan``/``while`` bodies, ``cond`` branches): traced once at
+    ``example_args``; the result takes the same arguments. Forward only: custom derivative rules
+    are dropped (their primal is inlined)."""
     flat, tree = jax.tree_util.tree_flatten(example_args)
     closed = jax.make_jaxpr(lambda *xs: fn(*jax.tree_util.tree_unflatten(tree, xs)))(*flat)
 
@@ -88,3 +111,22 @@ def without_dots(fn, *example_args):
         return _eval(closed.jaxpr, closed.consts, *jax.tree_util.tree_leaves(args))[0]
 
     return rewritten
+
+
+def count_dots(fn, *example_args) -> int:
+    """``dot_general`` equations in ``fn``'s jaxpr at ``example_args``, nested ones included."""
+    closed = jax.make_jaxpr(fn)(*example_args)
+
+    def walk(j):
+        n = 0
+        for e in j.eqns:
+            n += e.primitive.name == "dot_general"
+            for p in e.params.values():
+                for x in (p if isinstance(p, tuple) else (p,)):
+                    if isinstance(x, jcore.ClosedJaxpr):
+                        n += walk(x.jaxpr)
+                    elif isinstance(x, jcore.Jaxpr):
+                        n += walk(x)
+        return n
+
+    return walk(closed.jaxpr)
