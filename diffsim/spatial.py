@@ -146,6 +146,8 @@ def set_products(form: str = "auto") -> None:
     README "On one GPU"): with every product unrolled the float64 forward dynamics under ``vmap``
     runs 3.1× faster than with dot kernels (7.1e7 against 2.2e7 evaluations/s at batch 2²⁰: each
     dot was a kernel of its own, and the ~130 kernels passed their intermediates through memory).
+    On a CPU the written-out form runs at the same speed and compiles 1.3–1.6× longer
+    (``benchmarks/bench_products.py``); reverse mode gains nothing from it on either.
     Read when a function is traced; a change clears JAX's caches of traced and compiled
     functions (``jax.clear_caches``), so that no cached program keeps the former form (a compiled
     function of the caller's that is held as an object, e.g. from ``.lower().compile()``, keeps it)."""
