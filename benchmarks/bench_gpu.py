@@ -360,6 +360,23 @@ def with_variant(variant, make):
         ds.set_products("auto")
 
 
+def beside_mjx(part, info, ent, setup, count, keys, min_time, seed):
+    """MJX's entry (``setup()``: :func:`mjx_fd` / :func:`mjx_rollout`; None or ``--skip mjx``: none)
+    added to diffsim's ``ent``, all timed in interleaved rounds, and written into ``part``: ``info``,
+    the times and rates under ``keys`` (µs per unit, units per second) and each speed over MJX's."""
+    if setup is not None and "mjx" not in ARGS.skip:
+        try:
+            mj = setup()
+            info["mjx"] = {k: v for k, v in mj.items() if k != "call"}
+            ent["mjx"] = (mj["call"], count)
+        except Exception as e:
+            info["mjx"] = {"error": repr(e)}
+    r = interleave(ent, rounds=ARGS.rounds, min_time=min_time, seed=seed)
+    part.update({"info": info, keys[0]: r, keys[1]: {k: 1e6 / x["median"] for k, x in r.items()}})
+    if "mjx" in r:
+        part["speed_over_mjx"] = {k: r["mjx"]["median"] / x["median"] for k, x in r.items() if k != "mjx"}
+
+
 def section_schedules(res, dev, ev):
     """Does the GPU gain from products that XLA can fuse? The forward dynamics (``--fd-batch``) and
     the RK4 rollout (``--batch``) under each of ``--variants``, side by side with MJX: kernels,
@@ -390,17 +407,7 @@ def section_schedules(res, dev, ev):
         if ARGS.hlo_dir:
             Path(ARGS.hlo_dir).mkdir(parents=True, exist_ok=True)
             (Path(ARGS.hlo_dir) / f"fd_{ARGS.dtype}_{var.replace('+', '_')}.hlo.txt").write_text(c.as_text())
-    if "mjx" not in ARGS.skip:
-        try:
-            mj = mjx_fd(m, Q, V, ref, dev, ev)
-            info["mjx"] = {k: v for k, v in mj.items() if k != "call"}
-            ent["mjx"] = (mj["call"], B)
-        except Exception as e:
-            info["mjx"] = {"error": repr(e)}
-    r = interleave(ent, rounds=ARGS.rounds, min_time=0.5, seed=5)
-    out["fd"].update(info=info, us_per_eval=r, evals_per_s={k: 1e6 / x["median"] for k, x in r.items()})
-    if "mjx" in r:
-        out["fd"]["speed_over_mjx"] = {k: r["mjx"]["median"] / x["median"] for k, x in r.items() if k != "mjx"}
+    beside_mjx(out["fd"], info, ent, lambda: mjx_fd(m, Q, V, ref, dev, ev), B, ("us_per_eval", "evals_per_s"), 0.5, 5)
     log("schedules fd", json.dumps(out["fd"].get("evals_per_s")))
     if time.perf_counter() - T0 > ARGS.budget:
         out["rollout"]["skipped"] = "budget"
@@ -443,17 +450,8 @@ def section_schedules(res, dev, ev):
                      "max_abs_diff_vs_first": float(jnp.max(jnp.abs(qf - ref))), "montecarlo.run": mc_row}
         ent[f"diffsim {var}"] = ((lambda c=c: c(Vr).block_until_ready()), B * steps)
         log("schedules rollout", var, info[var])
-    if "mjx" not in ARGS.skip and ref is not None:
-        try:
-            mj = mjx_rollout(m, Vr[:ARGS.mjx_batch], ref, steps, dev, ev)
-            info["mjx"] = {k: v for k, v in mj.items() if k != "call"}
-            ent["mjx"] = (mj["call"], ARGS.mjx_batch * steps)
-        except Exception as e:
-            info["mjx"] = {"error": repr(e)}
-    r = interleave(ent, rounds=ARGS.rounds, min_time=0.0, seed=6)
-    out["rollout"].update(info=info, us_per_sample_step=r, steps_per_s={k: 1e6 / x["median"] for k, x in r.items()})
-    if "mjx" in r:
-        out["rollout"]["speed_over_mjx"] = {k: r["mjx"]["median"] / x["median"] for k, x in r.items() if k != "mjx"}
+    beside_mjx(out["rollout"], info, ent, None if ref is None else lambda: mjx_rollout(m, Vr[:ARGS.mjx_batch], ref, steps, dev, ev),
+               ARGS.mjx_batch * steps, ("us_per_sample_step", "steps_per_s"), 0.0, 6)
 
 
 def section_grad(res, dev, ev):
