@@ -46,6 +46,8 @@ from .welded import welded
 #: :mod:`.aba`) or all bodies of one depth batched (:mod:`.levels`), the small products in the
 #: form ``ds.set_products`` sets (``"levels"``: dot kernels on a CPU, written out on a GPU, by
 #: default), as multiply-and-sum (``"levels_reduce"``) or written out (``"levels_unrolled"``).
+#: (``"levels"`` keeps dot kernels in its derivative's RNEA and ``M⁻¹``: reverse mode gained nothing
+#: from the written-out form on an H200 and compiled 1.6× longer.)
 #: All give the same accelerations and derivatives to rounding; the default is ``"levels"``,
 #: chosen by ``benchmarks/bench_speed.py`` and ``bench_gpu.py`` (README, "Core speed", "On one GPU").
 RIGID_SCHEDULE = "levels"
