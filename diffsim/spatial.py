@@ -137,22 +137,32 @@ _PRODUCTS = {"form": "auto"}
 
 
 def set_products(form: str = "auto") -> None:
-    """How diffsim writes the small matrix products of its hot paths (the rigid-tree sweeps, the
-    joint kinematics, spatial inertias, the small inverses, point loads): ``"dot"`` (XLA dot
+    """How diffsim writes the small matrix products of its forward hot paths: ``"dot"`` (XLA dot
     kernels), ``"unrolled"`` (the sum over the contracted index written out: elementwise work
-    that XLA fuses with its neighbours) or ``"auto"`` (the default: ``"unrolled"`` when JAX's
-    default backend is a GPU, ``"dot"`` otherwise). The same values to rounding either way; the
-    speed differs. Measured on one H200 (S0, ``benchmarks/bench_gpu.py --sections schedules``,
-    README "On one GPU"): with every product unrolled the float64 forward dynamics under ``vmap``
-    runs 3.1× faster than with dot kernels (7.1e7 against 2.2e7 evaluations/s at batch 2²⁰: each
-    dot was a kernel of its own, and the ~130 kernels passed their intermediates through memory).
-    On a CPU the written-out form runs at the same speed and compiles 1.3–1.6× longer
-    (``benchmarks/bench_products.py``); reverse mode gains nothing from it on either.
-    Read when a function is traced; a change clears JAX's caches of traced and compiled
+    that XLA fuses with its neighbours) or ``"auto"`` (the default: ``"unrolled"`` when
+    ``jax.default_backend()`` is a GPU when the function is traced, ``"dot"`` otherwise; it follows
+    the default backend, not a ``jit(backend=...)`` or ``jax.default_device`` that places the program
+    elsewhere). Call it outside traced functions.
+
+    It covers the rigid-tree forward dynamics (the level sweeps of ABA), the joint kinematics of
+    its sweeps, Plücker products, spatial inertias, the small inverses, point loads, quaternion
+    helpers and configuration rates: S0's forward dynamics and RK4 rollout then hold no dot. The
+    derivative's RNEA and ``M⁻¹``, the per-body algorithms, CRBA and the flexible paths keep their
+    dot kernels. With no dot left, ``set_matmul_precision`` has no products to set on those paths
+    (written out, float32 products are float32).
+
+    The same values to rounding either way; the speed differs. Measured on one H200 (S0,
+    ``benchmarks/bench_gpu.py``, README "On one GPU"): written out, the float64 forward dynamics
+    under ``vmap`` runs 2.7× faster than with dot kernels (5.9e7 against 2.2e7 evaluations/s at
+    batch 2²⁰; each dot was a kernel of its own, and the ~130 kernels passed their intermediates
+    through memory) and ``mc.run`` 2.2×. On a CPU the written-out form runs at the same speed and
+    compiles 1.3–1.6× longer (``benchmarks/bench_products.py``); reverse mode gains nothing from it
+    on either. Read when a function is traced; a change clears JAX's caches of traced and compiled
     functions (``jax.clear_caches``), so that no cached program keeps the former form (a compiled
     function of the caller's that is held as an object, e.g. from ``.lower().compile()``, keeps it)."""
-    if form not in PRODUCT_FORMS:
+    if not isinstance(form, str) or form not in PRODUCT_FORMS:
         raise ValueError(f"set_products: {form!r} is not one of {PRODUCT_FORMS}")
+    form = str(form)  # not a NumPy string
     if form != _PRODUCTS["form"]:
         _PRODUCTS["form"] = form
         jax.clear_caches()
@@ -166,33 +176,48 @@ def products() -> str:
     return form
 
 
+def _contracted(n_a: int, n_b: int, what: str) -> int:
+    """The length of the contracted axis of a written-out product; a mismatch is an error, as it is
+    for ``@`` (indexing would clamp the shorter operand's index and give a wrong number)."""
+    if n_a != n_b:
+        raise ValueError(f"{what}: contracted axes of lengths {n_a} and {n_b}")
+    return n_a
+
+
 def mm_unrolled(A, B):
     """``A B`` for small matrices with leading batch axes, written as the sum over the contracted
     index (``Σ_k A[..., :, k] B[..., k, :]``): elementwise work that XLA fuses with its
-    neighbours. On the CPU a batched dot of many tiny matrices is one kernel looping over them,
-    slower than the fused loop; keep ``@`` where the batch comes from ``vmap`` over samples."""
-    return sum(A[..., :, k, None] * B[..., None, k, :] for k in range(A.shape[-1]))
+    neighbours (:func:`set_products` says when that pays)."""
+    n = _contracted(A.shape[-1], B.shape[-2], "mm_unrolled")
+    return sum(A[..., :, k, None] * B[..., None, k, :] for k in range(n))
 
 
 def mv_unrolled(A, x):
     """``A x`` as :func:`mm_unrolled` writes ``A B``."""
-    return sum(A[..., :, k] * x[..., k, None] for k in range(A.shape[-1]))
+    n = _contracted(A.shape[-1], x.shape[-1], "mv_unrolled")
+    return sum(A[..., :, k] * x[..., k, None] for k in range(n))
 
 
 def mm(A, B):
-    """``A B`` (leading batch axes broadcast) in the form :func:`products` says."""
-    return mm_unrolled(A, B) if products() == "unrolled" else A @ B
+    """``A B`` (leading batch axes broadcast) in the form :func:`products` says; operands that are no
+    stack of matrices, or with an empty contracted axis, take ``@`` (its result and its errors)."""
+    if products() == "unrolled" and jnp.ndim(A) >= 2 and jnp.ndim(B) >= 2 and A.shape[-1] > 0:
+        return mm_unrolled(A, B)
+    return A @ B
 
 
 def mv(A, x):
-    """``A x`` (leading batch axes broadcast) in the form :func:`products` says."""
-    return mv_unrolled(A, x) if products() == "unrolled" else jnp.einsum("...ij,...j->...i", A, x)
+    """``A x`` (leading batch axes broadcast) in the form :func:`products` says (as :func:`mm`)."""
+    if products() == "unrolled" and jnp.ndim(A) >= 2 and jnp.ndim(x) >= 1 and A.shape[-1] > 0:
+        return mv_unrolled(A, x)
+    return jnp.einsum("...ij,...j->...i", A, x)
 
 
 def vdot(a, b):
-    """``Σ_k a_k b_k`` over the last axis, in the form :func:`products` says."""
-    if products() == "unrolled":
-        return sum(a[..., k] * b[..., k] for k in range(a.shape[-1]))
+    """``Σ_k a_k b_k`` over the last axis, in the form :func:`products` says (as :func:`mm`)."""
+    if products() == "unrolled" and jnp.ndim(a) >= 1 and jnp.ndim(b) >= 1 and a.shape[-1] > 0:
+        n = _contracted(a.shape[-1], b.shape[-1], "vdot")
+        return sum(a[..., k] * b[..., k] for k in range(n))
     return jnp.einsum("...i,...i->...", a, b)
 
 

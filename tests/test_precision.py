@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import diffsim as ds
@@ -205,3 +206,30 @@ def test_products_auto_is_dot_on_a_cpu_and_bad_forms_are_refused(restore_product
         assert ds.products() == "dot"  # the CPU measurements (README "On one GPU") keep dot kernels
     with pytest.raises(ValueError, match="'fast' is not one of"):
         ds.set_products("fast")
+
+
+def test_written_out_products_have_the_shapes_and_errors_of_the_dot_form(restore_products):
+    """Written out, a mismatched contracted axis is an error (indexing would clamp and give a wrong
+    number); broadcast batch axes, an empty contracted axis and 1-D operands give what ``@`` gives."""
+    sp = ds.spatial
+    r = jax.random.normal(jax.random.PRNGKey(0), (64,))
+    cases = [(sp.mm, r[:45].reshape(5, 3, 3), r[:9].reshape(3, 3)), (sp.mm, r[:9].reshape(3, 3), r[:45].reshape(5, 3, 3)),
+             (sp.mv, r[:9].reshape(3, 3), r[:12].reshape(4, 3)), (sp.mv, r[:36].reshape(4, 3, 3), r[:3]),
+             (sp.vdot, r[:12].reshape(4, 3), r[:3]), (sp.mv, jnp.ones((6, 0)), jnp.ones(0)),
+             (sp.mm, r[:3], r[:9].reshape(3, 3))]
+    out = {}
+    for form in ("dot", "unrolled"):
+        ds.set_products(form)
+        out[form] = [f(a, b) for f, a, b in cases]
+        with pytest.raises((ValueError, TypeError)):
+            sp.vdot(jnp.array([1.0, 2.0, 3.0]), jnp.array([1.0, 10.0]))
+        with pytest.raises((ValueError, TypeError)):
+            sp.mm(jnp.ones((3, 3)), jnp.ones((4, 3)))
+    for a, b in zip(out["dot"], out["unrolled"]):
+        assert a.shape == b.shape
+        assert float(jnp.max(jnp.abs(a - b), initial=0.0)) < 1e-12
+    for bad in (np.array("dot"), None, 1):
+        with pytest.raises(ValueError, match="is not one of"):
+            ds.set_products(bad)
+    ds.set_products(np.str_("dot"))
+    assert type(ds.products()) is str
