@@ -18,6 +18,7 @@ import pytest
 
 import diffsim as ds
 from diffsim import identify, montecarlo, plan
+from diffsim.io.results import provenance
 from diffsim.scenarios import seed000
 
 F32 = jnp.float32
@@ -233,3 +234,14 @@ def test_written_out_products_have_the_shapes_and_errors_of_the_dot_form(restore
             ds.set_products(bad)
     ds.set_products(np.str_("dot"))
     assert type(ds.products()) is str
+
+
+def test_results_record_how_their_numbers_were_made(restore_products):
+    """``summary.json`` / manifests carry the backend, x64, the products' form and the matmul
+    precision: results made another way agree to rounding, not bit for bit."""
+    ds.set_products("unrolled")
+    p = provenance()
+    assert (p["products"], p["backend"], p["x64"], p["matmul_precision"]) == (
+        "unrolled", jax.default_backend(), bool(jax.config.jax_enable_x64), "highest")
+    ds.set_products("auto")
+    assert provenance()["products"] == ds.products()

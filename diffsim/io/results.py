@@ -7,7 +7,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import jax
 import numpy as np
+
+from ..precision import matmul_precision
+from ..spatial import products
 
 
 def jsonable(x):
@@ -38,7 +42,10 @@ def write_json(path, data) -> None:
 def provenance() -> dict:
     """What produced a result, for its ``summary.json`` / manifest: diffsim's version, the git
     commit of its source tree and whether ``diffsim/`` had uncommitted changes (``None`` outside
-    a git checkout), and the versions of JAX and the solver libraries."""
+    a git checkout), the versions of JAX and the solver libraries, and how the numbers were made:
+    JAX's default backend, float64 on or off, the form of the small products
+    (``ds.set_products``) and the float32 matmul precision (``ds.set_matmul_precision``) — the
+    same study on another backend or form agrees to rounding, not bit for bit."""
     src = Path(__file__).resolve().parents[1]
 
     def git(*args):
@@ -56,4 +63,5 @@ def provenance() -> dict:
         except md.PackageNotFoundError:
             versions[dist] = None
     return {"commit": git("rev-parse", "HEAD"), "diffsim_modified": None if status is None else bool(status),
-            "versions": versions}
+            "versions": versions, "backend": jax.default_backend(), "x64": bool(jax.config.jax_enable_x64),
+            "products": products(), "matmul_precision": matmul_precision()}
