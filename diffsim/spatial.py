@@ -342,11 +342,6 @@ def _T(A):
     return jnp.swapaxes(A, -1, -2)
 
 
-def _mv(A, x):
-    """``A @ x`` with any leading batch axes (:func:`mv`)."""
-    return mv(A, x)
-
-
 class Transform(eqx.Module):
     """Plücker transform ``B_X_A`` as ``(E, r)`` (Featherstone 2008, §2.8, ``plux``).
 
@@ -366,31 +361,31 @@ class Transform(eqx.Module):
 
     def __matmul__(self, other: "Transform") -> "Transform":
         """``C_X_A = C_X_B @ B_X_A``."""
-        return Transform(mm(self.E, other.E), other.r + _mv(_T(other.E), self.r))
+        return Transform(mm(self.E, other.E), other.r + mv(_T(other.E), self.r))
 
     def __getitem__(self, i) -> "Transform":
         return Transform(self.E[i], self.r[i])
 
     def inverse(self) -> "Transform":
-        return Transform(_T(self.E), -_mv(self.E, self.r))
+        return Transform(_T(self.E), -mv(self.E, self.r))
 
     def apply_motion(self, m):
         w, v = m[..., :3], m[..., 3:]
-        return jnp.concatenate([_mv(self.E, w), _mv(self.E, v - jnp.cross(self.r, w))], -1)
+        return jnp.concatenate([mv(self.E, w), mv(self.E, v - jnp.cross(self.r, w))], -1)
 
     def apply_force(self, f):
         n, f3 = f[..., :3], f[..., 3:]
-        return jnp.concatenate([_mv(self.E, n - jnp.cross(self.r, f3)), _mv(self.E, f3)], -1)
+        return jnp.concatenate([mv(self.E, n - jnp.cross(self.r, f3)), mv(self.E, f3)], -1)
 
     def inv_apply_motion(self, m):
         """``A_X_B m`` for ``self = B_X_A``."""
-        w = _mv(_T(self.E), m[..., :3])
-        return jnp.concatenate([w, _mv(_T(self.E), m[..., 3:]) + jnp.cross(self.r, w)], -1)
+        w = mv(_T(self.E), m[..., :3])
+        return jnp.concatenate([w, mv(_T(self.E), m[..., 3:]) + jnp.cross(self.r, w)], -1)
 
     def inv_apply_force(self, f):
         """``A_X_B^* f`` for ``self = B_X_A``: a force on B moved to A's coordinates."""
-        f3 = _mv(_T(self.E), f[..., 3:])
-        return jnp.concatenate([_mv(_T(self.E), f[..., :3]) + jnp.cross(self.r, f3), f3], -1)
+        f3 = mv(_T(self.E), f[..., 3:])
+        return jnp.concatenate([mv(_T(self.E), f[..., :3]) + jnp.cross(self.r, f3), f3], -1)
 
     def motion_matrix(self):
         """The 6×6 motion transform matrix ``[[E, 0], [−E r×, E]]`` ([..., 6, 6]); its transpose
