@@ -40,6 +40,7 @@ from .flexible import (
 )
 from .levels import forward_dynamics_levels
 from .rnea import inverse_dynamics_rigid
+from .traversal import jvp_of_nonzero
 from .welded import welded
 
 #: How rigid trees are swept by :func:`forward_dynamics`: ``"per_body"`` (one body at a time,
@@ -290,12 +291,15 @@ def _instantiate(tangent):
                                   tangent, is_leaf=lambda x: isinstance(x, SymbolicZero))
 
 
-def _analytic(fn: Callable, jacobians: Callable) -> Callable:
+def _analytic(fn: Callable, jacobians: Callable, inverse: Callable | None = None) -> Callable:
     """``fn(model, q, v, x, f_ext)`` (forward or inverse dynamics) with a JVP rule that applies
     three matrices formed once, ``δy = J_q δq + J_v δq̇ + J_x δx``
-    (``jacobians(swept, q, v, x, y, f_swept)``, on the welded tree: :mod:`.derivatives`), plus
-    the ordinary JVP for tangents of the model's parameters and of the body forces when there are
-    any. Trees the analytical pass does not handle get ``fn``'s own derivatives."""
+    (``jacobians(swept, q, v, x, y, f_swept)``, on the welded tree: :mod:`.derivatives`), plus the
+    tangents of the model's parameters and of the body forces when there are any: the JVP of
+    ``fn`` in those inputs, or, when ``fn`` solves ``inverse(model, q, v, y, f_ext) = x`` (forward
+    dynamics), ``δy = −J_x ∂inverse/∂(θ, f_ext) · δ(θ, f_ext)`` with ``J_x = M⁻¹`` already formed
+    (the implicit function theorem: one JVP of RNEA at fixed kinematics, no second ABA). Trees the
+    analytical pass does not handle get ``fn``'s own derivatives."""
 
     @jax.custom_jvp
     def f(model, q, v, x, f_ext):
@@ -309,11 +313,15 @@ def _analytic(fn: Callable, jacobians: Callable) -> Callable:
             return jax.jvp(fn, primals, tuple(_instantiate(t) for t in tangents))
         y = fn(model, q, v, x, f_ext)
         dy = jnp.zeros_like(y)
-        for mat, d in zip(jacobians(swept, q, v, x, y, f_swept), (dq, dv, dx)):
+        mats = jacobians(swept, q, v, x, y, f_swept)
+        for mat, d in zip(mats, (dq, dv, dx)):
             if not _is_zero(d):
                 dy = dy + mat @ d
         if not (_is_zero(dmodel) and _is_zero(df)):
-            dy = dy + jax.jvp(lambda m, fe: fn(m, q, v, x, fe), (model, f_ext), (_instantiate(dmodel), _instantiate(df)))[1]
+            if inverse is None:
+                dy = dy + jvp_of_nonzero(lambda m, fe: fn(m, q, v, x, fe), (model, f_ext), (dmodel, df))
+            else:
+                dy = dy - mats[2] @ jvp_of_nonzero(lambda m, fe: inverse(m, q, v, y, fe), (model, f_ext), (dmodel, df))
         return y, dy
 
     f.defjvp(f_jvp, symbolic_zeros=True)
@@ -321,7 +329,8 @@ def _analytic(fn: Callable, jacobians: Callable) -> Callable:
 
 
 #: forward dynamics with ``(∂v̇/∂q, ∂v̇/∂q̇, M⁻¹)`` at ``v̇``, inverse dynamics with ``(∂τ/∂q, ∂τ/∂q̇, M)``
-_fd_analytic = _analytic(lambda *a: forward_dynamics(*a), lambda m, q, v, tau, a, f: aba_derivatives(m, q, v, a, f))
+_fd_analytic = _analytic(lambda *a: forward_dynamics(*a), lambda m, q, v, tau, a, f: aba_derivatives(m, q, v, a, f),
+                         inverse=lambda *a: inverse_dynamics(*a))
 _id_analytic = _analytic(lambda *a: inverse_dynamics(*a), lambda m, q, v, a, tau, f: rnea_derivatives(m, q, v, a, f))
 TANGENTS = ("ad", "analytic")
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from typing import Callable, Sequence, TypeVar
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_derivatives import SymbolicZero
 
 from .. import spatial as sp
 from ..model import joints as jt
@@ -141,25 +143,48 @@ def body_spatial_inertias(model: Model):
     return sp.spatial_inertia(model.mass, model.com, model.inertia)
 
 
+def is_symbolic_zero(x) -> bool:
+    return isinstance(x, SymbolicZero)
+
+
+def jvp_of_nonzero(fn: Callable, primals: tuple, tangents: tuple):
+    """``jax.jvp(fn, primals, tangents)[1]`` for tangents with symbolic zeros (a ``custom_jvp``
+    rule's, ``symbolic_zeros=True``), pushed through the inputs whose tangent is not a symbolic zero
+    only: the others are held fixed, so no tangent is formed through what depends on them alone (a
+    mass tangent does not linearise the kinematics through the model's placements and axes, whose
+    tangents are zero). ``None`` when every tangent is a symbolic zero."""
+    moving = jax.tree_util.tree_map(lambda t: not is_symbolic_zero(t), tangents, is_leaf=is_symbolic_zero)
+    if not any(jax.tree_util.tree_leaves(moving)):
+        return None
+    diff, rest = eqx.partition(primals, moving)
+    d_diff = eqx.filter(tangents, moving, is_leaf=is_symbolic_zero)
+    return jax.jvp(lambda d: fn(*eqx.combine(d, rest)), (diff,), (d_diff,))[1]
+
+
 def implicit_forward_dynamics(solve: Callable, inverse: Callable, apply_minv: Callable) -> Callable:
     """Forward dynamics ``a = solve(model, q, v, τ, f)`` whose derivatives follow from the
     implicit function ``inverse(model, q, v, a, f) = τ`` rather than from differentiating the
     solver: ``δa = M⁻¹ (δτ − ∂ID/∂(θ, q, v, f) · δ(θ, q, v, f))``, one JVP of the inverse
-    dynamics and one ``apply_minv(model, q, x) = M⁻¹ x``. Exact in forward and reverse mode, and
-    cheaper to compile and to run in reverse mode than the solver's own derivatives."""
+    dynamics (in the inputs that have a tangent: :func:`jvp_of_nonzero`) and one
+    ``apply_minv(model, q, x) = M⁻¹ x``. Exact in forward and reverse mode, and cheaper to
+    compile and to run in reverse mode than the solver's own derivatives."""
 
     @jax.custom_jvp
     def fd(model, q, v, tau, f_ext):
         return solve(model, q, v, tau, f_ext)
 
-    @fd.defjvp
     def fd_jvp(primals, tangents):
         model, q, v, tau, f_ext = primals
         dmodel, dq, dv, dtau, df = tangents
         a = solve(model, q, v, tau, f_ext)
-        _, dID = jax.jvp(lambda m, q, v, f: inverse(m, q, v, a, f), (model, q, v, f_ext), (dmodel, dq, dv, df))
-        return a, apply_minv(model, q, dtau - dID)
+        dID = jvp_of_nonzero(lambda m, q, v, f: inverse(m, q, v, a, f), (model, q, v, f_ext), (dmodel, dq, dv, df))
+        if dID is None:
+            rhs = jnp.zeros_like(a) if is_symbolic_zero(dtau) else dtau
+        else:
+            rhs = -dID if is_symbolic_zero(dtau) else dtau - dID
+        return a, apply_minv(model, q, rhs)
 
+    fd.defjvp(fd_jvp, symbolic_zeros=True)
     return fd
 
 

@@ -119,7 +119,8 @@ def test_aba_derivatives_equal_central_differences(case):
 def test_analytic_tangents_equal_the_default_derivatives(name):
     """``tangents="analytic"``: the same values and, in forward and reverse mode, the same
     derivatives as the default rules — for state, torque and body-force tangents, for tangents of
-    the model's parameters (the ordinary JVP is added for those), and under ``vmap``. (~40 s of
+    the model's parameters in forward and reverse mode (the inverse dynamics' JVP in those, with
+    ``M⁻¹`` for the forward dynamics), and under ``vmap``. (~40 s of
     compilation per tree.) The rules are the same code for every tree; the two trees cover what
     differs between trees (welded bodies, branches, revolute and prismatic joints on tilted axes,
     every passive term; a free base and spherical joints). The matrices the rules apply are checked
@@ -148,12 +149,17 @@ def test_analytic_tangents_equal_the_default_derivatives(name):
                                                  (jnp.linspace(0.5, 1.5, m.nb),))[1]
                 out[tag, kind, "grad"] = jax.grad(lambda m, q, v, tau, f: jnp.sum(jnp.sin(F(m, q, v, tau, f))),
                                                   argnums=(1, 2, 3, 4))(m, q, v, tau, f)
+                # reverse mode through the model's parameters (forward dynamics: M⁻¹ applied to
+                # the inverse dynamics' parameter tangent)
+                out[tag, kind, "grad mass, inertia"] = jax.grad(
+                    lambda mass, inertia: jnp.sum(jnp.sin(F(eqx.tree_at(lambda x: (x.mass, x.inertia), m, (mass, inertia)),
+                                                            q, v, tau, f))), argnums=(0, 1))(m.mass, m.inertia)
                 out[tag, kind, "vmap"] = jax.vmap(jax.jacfwd(lambda q: F(m, q, v, tau, f)))(jnp.stack([q, 0.5 * q]))
         return out
 
     r = derivatives(m, q, v, tau, f)
     for tag in ("fd", "id", "g"):
-        for what in ("value", "jac", "mass", "grad", "vmap"):
+        for what in ("value", "jac", "mass", "grad", "grad mass, inertia", "vmap"):
             for x, y in zip(jax.tree.leaves(r[tag, "analytic", what]), jax.tree.leaves(r[tag, "ad", what])):
                 assert rel(x, y) <= 1e-12, (name, tag, what)
 
