@@ -24,8 +24,15 @@ truth) and P = 8 (masses and principal moments), ``fwd`` vs ``fd`` side by side;
 evaluation of the residuals and one Jacobian of each kind, so that their costs can be stated in
 primal solves.
 
-Usage: ``python benchmarks/bench_identify.py [--rounds 3] [--cases ball,s0]`` →
-``results/bench_identify.json`` (ball rows at the top level, the S0 rows under ``"s0"``).
+Case ``tangents`` (what one Jacobian direction costs, the reason for the ratios above): the S0
+vector field ``v̇ = FD(q, q̇, τ)`` in a jitted loop, batched over ``B`` states (the ``2P + 1`` runs of
+a central-difference Jacobian share one ``vmap``) against its forward-mode tangents in ``J``
+directions (``vmap`` of ``jvp``, as a sensitivity solve and ``jacfwd`` push them) of the state and of
+the link masses, in units of one unbatched evaluation; interleaved rounds in one process.
+
+Usage: ``python benchmarks/bench_identify.py [--rounds 3] [--cases ball,s0,tangents]`` →
+``results/bench_identify.json`` (ball rows at the top level, the S0 rows under ``"s0"``, the
+tangent costs under ``"tangents"``).
 """
 
 from __future__ import annotations
@@ -122,21 +129,73 @@ def s0_case(rounds: int) -> dict:
     return out
 
 
+def tangents_case(rounds: int, loop: int = 400) -> dict:
+    """S0 forward dynamics: one evaluation, ``vmap`` over B states, and ``vmap`` of ``jvp`` over J
+    state / mass directions, each in a jitted ``lax.scan`` of ``loop`` evaluations (the state moved by
+    the carry, so that nothing is hoisted out of the loop); µs per evaluation and in evaluations."""
+    import jax.numpy as jnp
+
+    from harness import interleave
+
+    m = s0_model()
+    q, v = ds.neutral_configuration(m), 0.1 * jax.random.normal(jax.random.PRNGKey(0), (m.nv,))
+    tau = jax.random.normal(jax.random.PRNGKey(1), (m.nv,))
+
+    def fd(x, mass):
+        return ds.forward_dynamics(eqx.tree_at(lambda z: z.mass, m, mass), x[0], x[1], tau)
+
+    def looped(fn, *args):
+        def run(x, *rest):
+            def body(c, _):
+                out = fn((x[0], x[1] + 1e-30 * c), *rest)
+                return c + sum(jnp.sum(o) for o in jax.tree_util.tree_leaves(out)), None
+            return jax.lax.scan(body, 0.0, None, length=loop)[0]
+        run = jax.jit(run)
+        jax.block_until_ready(run((q, v), *args))
+        return lambda: jax.block_until_ready(run((q, v), *args))
+
+    entries = {"evaluation": (looped(fd, m.mass), loop)}
+    for B in (5, 17):  # central differences of P = 2 and P = 8 parameters
+        xb = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (B,) + a.shape), ((q, v), m.mass))
+        entries[f"vmap B={B}"] = (looped(lambda x, xb: jax.vmap(lambda y, ms: fd((y[0], y[1] + x[1] - v), ms))(*xb), xb),
+                                  loop)
+    for J in (1, 2, 8):
+        dx = jax.tree_util.tree_map(lambda a: jnp.full((J,) + a.shape, 1e-3, a.dtype), (q, v))
+        dmass = jnp.ones((J, m.nb))
+        entries[f"jvp state J={J}"] = (looped(lambda x, dx: jax.vmap(
+            lambda d: jax.jvp(lambda y: fd(y, m.mass), (x,), (d,)))(dx), dx), loop)
+        entries[f"jvp mass J={J}"] = (looped(lambda x, dm: jax.vmap(
+            lambda d: jax.jvp(lambda ms: fd(x, ms), (m.mass,), (d,)))(dm), dmass), loop)
+    res = interleave(entries, rounds=max(rounds, 5), min_time=0.2)
+    one = res["evaluation"]["median"]
+    out = {"us": {k: r["median"] for k, r in res.items()}, "in_evaluations": {k: r["median"] / one for k, r in res.items()}}
+    out["per_lane_of_vmap"] = {f"B={B}": res[f"vmap B={B}"]["median"] / one / B for B in (5, 17)}
+    out["per_direction_beyond_the_first"] = {
+        kind: (res[f"jvp {kind} J=8"]["median"] - res[f"jvp {kind} J=1"]["median"]) / one / 7 for kind in ("state", "mass")}
+    print("S0 tangents (in evaluations of FD): " + ", ".join(f"{k} {x:.2f}" for k, x in out["in_evaluations"].items()),
+          flush=True)
+    print(f"  per vmap lane {out['per_lane_of_vmap']}, per tangent direction {out['per_direction_beyond_the_first']}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--cases", default="ball,s0", help="comma-separated: ball, s0")
+    ap.add_argument("--cases", default="ball,s0,tangents", help="comma-separated: ball, s0, tangents")
     ap.add_argument("--out", default=str(HERE / "results" / "bench_identify.json"))
     args = ap.parse_args()
     cases = set(args.cases.split(","))
-    if not cases <= {"ball", "s0"}:
-        ap.error(f"unknown case(s) {sorted(cases - {'ball', 's0'})}: choose from ball, s0")
+    known = {"ball", "s0", "tangents"}
+    if not cases <= known:
+        ap.error(f"unknown case(s) {sorted(cases - known)}: choose from {', '.join(sorted(known))}")
     load0 = loadavg()
     out = {"meta": {**machine_info(), "loadavg_start": load0, "rounds": args.rounds}}
     if "ball" in cases:
         out.update(ball_case(args.rounds))
     if "s0" in cases:
         out["s0"] = s0_case(args.rounds)
+    if "tangents" in cases:
+        out["tangents"] = tangents_case(args.rounds)
     out["meta"]["loadavg_end"] = loadavg()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2, default=float))

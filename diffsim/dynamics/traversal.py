@@ -143,7 +143,7 @@ def body_spatial_inertias(model: Model):
     return sp.spatial_inertia(model.mass, model.com, model.inertia)
 
 
-def is_symbolic_zero(x) -> bool:
+def _is_symbolic_zero(x) -> bool:
     return isinstance(x, SymbolicZero)
 
 
@@ -153,11 +153,11 @@ def jvp_of_nonzero(fn: Callable, primals: tuple, tangents: tuple):
     only: the others are held fixed, so no tangent is formed through what depends on them alone (a
     mass tangent does not linearise the kinematics through the model's placements and axes, whose
     tangents are zero). ``None`` when every tangent is a symbolic zero."""
-    moving = jax.tree_util.tree_map(lambda t: not is_symbolic_zero(t), tangents, is_leaf=is_symbolic_zero)
+    moving = jax.tree_util.tree_map(lambda t: not _is_symbolic_zero(t), tangents, is_leaf=_is_symbolic_zero)
     if not any(jax.tree_util.tree_leaves(moving)):
         return None
     diff, rest = eqx.partition(primals, moving)
-    d_diff = eqx.filter(tangents, moving, is_leaf=is_symbolic_zero)
+    d_diff = eqx.filter(tangents, moving, is_leaf=_is_symbolic_zero)
     return jax.jvp(lambda d: fn(*eqx.combine(d, rest)), (diff,), (d_diff,))[1]
 
 
@@ -179,9 +179,9 @@ def implicit_forward_dynamics(solve: Callable, inverse: Callable, apply_minv: Ca
         a = solve(model, q, v, tau, f_ext)
         dID = jvp_of_nonzero(lambda m, q, v, f: inverse(m, q, v, a, f), (model, q, v, f_ext), (dmodel, dq, dv, df))
         if dID is None:
-            rhs = jnp.zeros_like(a) if is_symbolic_zero(dtau) else dtau
+            rhs = jnp.zeros_like(a) if _is_symbolic_zero(dtau) else dtau
         else:
-            rhs = -dID if is_symbolic_zero(dtau) else dtau - dID
+            rhs = -dID if _is_symbolic_zero(dtau) else dtau - dID
         return a, apply_minv(model, q, rhs)
 
     fd.defjvp(fd_jvp, symbolic_zeros=True)
