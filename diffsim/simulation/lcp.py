@@ -40,6 +40,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
+import numpy as np
 
 from .._util import is_concrete
 from ..complementarity.lemke import LCPStatus, lemke
@@ -54,8 +55,8 @@ METHODS = ("acceleration", "velocity")  # the steppers, by name
 
 
 class LCPRecord(eqx.Module):
-    """Complementarity-contact part of a :class:`diffsim.Trajectory`, one entry per step (at
-    ``t[:-1]``): normal force ``lambda_N`` [T-1, nc] (velocity level: impulse / h), friction force
+    """Complementarity-contact part of a :class:`diffsim.Trajectory`, one entry per saved step, at
+    its start (``t[:-1]``; every step unless the run saves every k-th): normal force ``lambda_N`` [T-1, nc] (velocity level: impulse / h), friction force
     ``friction`` [T-1, nc, 3] (world), ``lambda_T`` [T-1, nc] (its component along the first tangent
     direction: the planar λ_T), ``gap`` [T-1, nc], slip velocity along that tangent ``slip``
     [T-1, nc], ``mode`` [T-1, nc] (0 open, 1 sticking, 2 sliding), the LCP status of every step
@@ -82,7 +83,9 @@ class AbstractLCPStepper(eqx.Module):
     gap_tol: a contact with gap ≤ gap_tol [m] is closed.
     keep_tol: velocity level: a contact that carried force stays a candidate while its gap is
         below keep_tol [m].
-    save_every: keep every this many steps in the trajectory.
+    save_every: keep every this many steps in the trajectory (or give the :class:`diffsim.System`
+        ``saveat``: a count ``N`` with ``N − 1`` dividing the number of steps, or the times of that
+        grid; the steps in between are not stored).
     """
 
     dt: float = eqx.field(static=True)
@@ -224,6 +227,9 @@ def simulate_lcp_system(system) -> Trajectory:
     :class:`~diffsim.complementarity.RigidContact`) by its LCP stepper ``system.solver``; loads
     (``tau`` callables of ``(t, q, v)``, point forces) are applied at the start of every step.
 
+    Saved: every step by default, every ``save_every``-th step of the stepper, or the grid the
+    system's ``saveat`` names (:func:`save_stride`); only the saved steps are stored.
+
     A step whose LCP is not solved (Painlevé, pivot limit) makes the state NaN from there on and
     the trajectory's status is ``LCP_FAILED`` (``contact.first_failure`` says which) — never a
     silent guess."""
@@ -237,17 +243,62 @@ def simulate_lcp_system(system) -> Trajectory:
     n_steps = int(round(span / dt_f))
     if n_steps < 1 or abs(n_steps * dt_f - span) > 1e-9 * max(abs(span), 1.0):
         raise ValueError(f"t1 − t0 = {span} is not a whole number of steps dt = {stepper.dt}")
-    save_every = int(stepper.save_every)
-    if save_every < 1 or n_steps % save_every:
-        raise ValueError(f"save_every = {save_every} must divide the number of steps {n_steps}")
-    return _lcp_run(system, n_steps, save_every, dt_f, t0_f)
+    save_every = save_stride(system.saveat, stepper.save_every, n_steps, dt_f, t0_f)
+    # times given as traced values (a caller's jit) are checked against the grid when the run runs
+    check_times = system.saveat is not None and not isinstance(system.saveat, (int, np.integer)) \
+        and not is_concrete(system.saveat)
+    return _lcp_run(system, n_steps, save_every, dt_f, t0_f, check_times)
+
+
+def save_stride(saveat, save_every: int, n_steps: int, dt: float, t0: float) -> int:
+    """Steps between the saved states of an LCP run of ``n_steps`` steps ``dt`` from ``t0``: the
+    stepper's ``save_every`` when ``saveat`` is ``None``; else the stride of the grid ``saveat``
+    names — a count ``N`` (``N − 1`` must divide ``n_steps``) or the times ``t0 + j k dt``,
+    ``j = 0 … n_steps / k`` (a fixed-step run has states at its steps only; traced times give the
+    stride by their number, and the run checks their values). A ``save_every`` other than 1 must
+    agree with it."""
+    if isinstance(save_every, bool) or int(save_every) != save_every or save_every < 1 or n_steps % int(save_every):
+        raise ValueError(f"save_every = {save_every} must be a positive integer dividing the number of steps {n_steps}")
+    save_every = int(save_every)
+    if saveat is None:
+        return save_every
+    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
+        n_out, ts = int(saveat), None
+        what = f"saveat = {n_out}"
+    else:
+        ts = np.asarray(saveat, float) if is_concrete(saveat) else None
+        n_out = int(np.prod(jnp.shape(saveat)))
+        what = f"saveat of {n_out} times"
+    if n_out < 2 or n_steps % (n_out - 1):
+        raise ValueError(f"rigid-contact stepping has states at its steps only: {what} needs its count minus one to divide "
+                         f"the {n_steps} steps of dt = {dt} (saveat = {_nearby_counts(n_steps, n_out)} would), or give "
+                         "the stepper's save_every")
+    k = n_steps // (n_out - 1)
+    if ts is not None:
+        grid = t0 + dt * k * np.arange(n_out)
+        if not np.allclose(ts, grid, rtol=0.0, atol=1e-9 * max(abs(grid[-1] - t0), dt)):
+            j = int(np.argmax(np.abs(ts - grid)))
+            raise ValueError(f"saveat times of a rigid-contact run must be its step grid t0 + j·{k}·dt from t0 to t1 "
+                             f"(dt = {dt}; or give a count): time {j} is {ts[j]}, the grid has {grid[j]}")
+    if save_every not in (1, k):
+        raise ValueError(f"the stepper's save_every = {save_every} and saveat (every {k} steps) disagree: give one of them")
+    return k
+
+
+def _nearby_counts(n_steps: int, n_out: int) -> str:
+    """Counts ``d + 1`` of output times with ``d`` dividing ``n_steps``, the two nearest ``n_out``."""
+    small = [d for d in range(1, int(n_steps**0.5) + 1) if n_steps % d == 0]
+    divisors = small + [n_steps // d for d in small]
+    near = sorted(divisors, key=lambda d: (abs(d + 1 - n_out), d))[:2]
+    return " or ".join(str(d + 1) for d in sorted(near))
 
 
 @eqx.filter_jit
-def _lcp_run(system, n_steps: int, save_every: int, dt_f: float, t0_f: float) -> Trajectory:
+def _lcp_run(system, n_steps: int, save_every: int, dt_f: float, t0_f: float, check_times: bool) -> Trajectory:
     """The stepping loop of :func:`simulate_lcp_system` (checked arguments), jitted as a whole:
     called eagerly, its ``lax.scan`` was traced from a new closure and compiled again on every
-    call; now runs of one system structure and step count share one program."""
+    call; now runs of one system structure and step count share one program. Saving every k-th
+    step, the loop is a scan of k-step segments that emit their first step only."""
     model, contact, stepper = system.model, system.contact, system.solver
     dtype = model.dtype
     h = jnp.asarray(dt_f, dtype)
@@ -269,12 +320,22 @@ def _lcp_run(system, n_steps: int, save_every: int, dt_f: float, t0_f: float) ->
                                                               "lcp_status")})
         return (q1, v1, info["mode"], info["slide_dir"], first), out
 
+    def segment(carry, ks):  # k steps, the first one's record kept, nothing stacked for the others
+        carry, out = step(carry, ks[0])
+        carry = jax.lax.scan(lambda c, k: (step(c, k)[0], None), carry, ks[1:])[0]
+        return carry, out
+
     init = (system.q0, system.v0, jnp.zeros(nc, jnp.int32), jnp.zeros((nc, sd), dtype), jnp.asarray(0, jnp.int32))
-    (qT, vT, _, _, first), out = jax.lax.scan(step, init, jnp.arange(n_steps))
-    sl = slice(None, None, save_every)
-    out = {k: v[sl] for k, v in out.items()}
+    ks = jnp.arange(n_steps)
+    if save_every == 1:
+        (qT, vT, _, _, first), out = jax.lax.scan(step, init, ks)
+    else:
+        (qT, vT, _, _, first), out = jax.lax.scan(segment, init, ks.reshape(-1, save_every))
     # the final state, so that t runs over [t0, t1]
     t = jnp.append(out.pop("t"), t0 + n_steps * h)
+    if check_times:
+        off = jnp.max(jnp.abs(t - jnp.asarray(system.saveat, dtype))) > 1e-9 * jnp.maximum(n_steps * h, h)
+        t = eqx.error_if(t, off, "saveat times of a rigid-contact run must be its step grid t0 + j·k·dt from t0 to t1")
     q = jnp.concatenate([out.pop("q"), qT[None]])
     v = jnp.concatenate([out.pop("v"), vT[None]])
     status = jnp.where(first == 0, Status.SUCCESS, Status.LCP_FAILED).astype(jnp.int32)

@@ -128,7 +128,10 @@ class System(eqx.Module):
         rtol, atol: tolerances of the default controller (and of an implicit solver's Newton
             iteration when the solver is given by name).
         t0, t1: the time span [s].
-        saveat: number of evenly spaced output times (default 101) or an array of times.
+        saveat: number of evenly spaced output times or an array of times (default ``None``: 101
+            times; with rigid contact every step, or every ``save_every``-th of the LCP stepper — a
+            fixed-step run saves on its step grid, so a count ``N`` needs ``N − 1`` to divide its
+            number of steps).
         integrals: ``f(t, q, v) -> [k]`` whose running time integral the trajectory carries.
         options: :class:`Options` (or give its fields as keywords: ``dt0``, ``dtmax``,
             ``max_steps``, ``max_events``, ``throw``, ``progress``, ``adjoint``).
@@ -154,7 +157,7 @@ class System(eqx.Module):
 
     def __init__(self, model: Model, q0=None, v0=None, *, loads: Loads | None = None, tau=None, forces=(), ctrl=None,
                  contact=None, limits="auto", prescribed=None, dynamics=None, solver="tsit5", controller=None,
-                 rtol: float = 1e-8, atol: float = 1e-8, t0=0.0, t1=1.0, saveat=101, integrals=None,
+                 rtol: float = 1e-8, atol: float = 1e-8, t0=0.0, t1=1.0, saveat=None, integrals=None,
                  options: Options | None = None, **option_fields):
         if not isinstance(model, Model):
             raise TypeError(f"System expects a diffsim Model, got {type(model).__name__}")
@@ -202,9 +205,9 @@ class System(eqx.Module):
                                  "solver=diffsim.AccelerationLCP(dt) or diffsim.VelocityLCP(dt)")
             unused = [k for k, x in (("controller", controller), ("integrals", integrals),
                                      ("dtmax", self.options.dtmax), ("adjoint", self.options.adjoint)) if x is not None]
-            if unused:  # the LCP stepper takes fixed steps of its own dt and saves every step
+            if unused:  # the LCP stepper takes fixed steps of its own dt
                 raise ValueError(f"{', '.join(unused)} do(es) not apply to rigid-contact time stepping (fixed steps of "
-                                 "the stepper's dt, every step saved): leave them unset")
+                                 "the stepper's dt, saved on that grid): leave them unset")
             self.solver = solver
         else:
             if isinstance(solver, AbstractLCPStepper):
@@ -275,7 +278,9 @@ class System(eqx.Module):
 
 def _check_saveat(saveat, t0, t1):
     """Output times: a count >= 2, or concrete times increasing within ``[t0, t1]`` (a contact run
-    returned the final state at times past t1, and inf before t0)."""
+    returned the final state at times past t1, and inf before t0); ``None`` for the default."""
+    if saveat is None:
+        return
     if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
         if saveat < 2:
             raise ValueError(f"saveat must be a number of output times >= 2 or an array of times, got {saveat}")

@@ -223,3 +223,51 @@ def test_deprecated_simulate_lcp_gives_the_same_trajectory_as_the_system():
     np.testing.assert_array_equal(np.asarray(old.q), np.asarray(new.q))
     with pytest.warns(DeprecationWarning, match="contact.lambda_N"):
         np.testing.assert_array_equal(np.asarray(old.lambda_N), np.asarray(new.contact.lambda_N))
+
+
+def test_saveat_picks_the_saved_steps_and_stores_only_those():
+    """A rigid-contact run saves on its step grid: ``saveat = N`` (N − 1 dividing the steps), the
+    same grid as times, or the stepper's ``save_every`` give the every-step run's rows at those
+    steps (the same stepping arithmetic, in segments), and the program stores only the saved rows.
+    Counts and times off the grid are refused with the counts that would do."""
+    m = planar_block()
+    rc = ds.rigid_contact(m, [ds.ContactPoint("block")], [ds.Plane((-0.3, 1.0, 0.0), 0.0)], mu=0.2)
+    push = lambda t, q, v: jnp.array([1.0, 0.0, 0.0]) * t  # noqa: E731
+    q0, v0 = jnp.array([0.0, 0.05, 0.0]), jnp.array([0.5, 0.0, 0.0])  # lands, then slides
+    run = eqx.filter_jit(ds.simulate)
+
+    def system(**kw):
+        solver = ds.VelocityLCP(1e-3, save_every=kw.pop("save_every", 1))
+        return ds.System(m, q0, v0, contact=rc, tau=push, t1=0.2, solver=solver, **kw)
+
+    every = run(system())
+    assert every.t.shape == (201,) and every.contact.lambda_N.shape == (200, 1)
+    assert float(jnp.max(every.contact.lambda_N)) > 0  # it did land
+    for kw in (dict(saveat=21), dict(saveat=np.linspace(0.0, 0.2, 21)), dict(save_every=10), dict(saveat=21, save_every=10)):
+        tr = run(system(**kw))
+        assert tr.q.shape == (21, 3) and tr.contact.lambda_N.shape == (20, 1)
+        np.testing.assert_allclose(np.asarray(tr.t), np.asarray(every.t[::10]), rtol=0, atol=1e-15)
+        for a, b in ((tr.q, every.q[::10]), (tr.v, every.v[::10]), (tr.contact.lambda_N, every.contact.lambda_N[::10]),
+                     (tr.contact.friction, every.contact.friction[::10])):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(np.asarray(tr.contact.mode), np.asarray(every.contact.mode[::10]))
+    # stored: a run of 20 000 steps saving 11 states keeps kilobytes, not the every-step record
+    # (every step's record is 15 numbers: 2.4 MB, which slicing a stacked every-step record would hold)
+    long = system(saveat=11).replace(t1=20.0)
+    arrays, static = eqx.partition(long, eqx.is_array)
+    program = jax.jit(lambda a: ds.simulate(eqx.combine(a, static))).lower(arrays).compile()
+    out = eqx.filter_eval_shape(ds.simulate, long)
+    assert out.q.shape == (11, 3) and out.contact.gap.shape == (10, 1)
+    used = program.memory_analysis()
+    assert used.temp_size_in_bytes + used.output_size_in_bytes < 20_000 * 8 * 3  # the step indices: 160 kB
+    with pytest.raises(ValueError, match="divide the 200 steps.*saveat = 21 or 26"):
+        ds.simulate(system(saveat=24))
+    off_grid = np.linspace(0.0, 0.2, 21) + 1e-5 * (np.arange(21) == 3)
+    with pytest.raises(ValueError, match="step grid"):
+        ds.simulate(system(saveat=off_grid))
+    with pytest.raises(Exception, match="step grid"):  # traced times: checked when the program runs
+        jax.block_until_ready(run(system(saveat=off_grid)).q)
+    with pytest.raises(ValueError, match="disagree"):
+        ds.simulate(system(saveat=21, save_every=20))
+    with pytest.raises(ValueError, match="save_every = 3 must be a positive integer dividing"):
+        ds.simulate(system(save_every=3))
