@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .flexbody import FlexBody
-from .joints import NV, USES_AXIS, JointType
+from .joints import NV, USES_AXIS, JointType, motion_subspace, neutral
 from .mimic import Mimic
 from .model import Actuator, ActuatorForceRange, Geom, JointLimit, Model, Tendon
 from .rotations import quat_to_rot, rot_to_quat
@@ -119,6 +119,26 @@ def validate_inertia(inertia, mass, owner, *, physical="error"):
             raise ModelError(msg)
         warnings.warn(msg, stacklevel=3)
     return I
+
+
+def _check_leaf_motion(b, mass, com, inertia, owner):
+    """A body at the end of the moving tree must have kinetic energy in every motion its joint
+    allows, or the mass matrix is singular in every configuration. With ``m > 0`` the energy of a
+    body velocity (ω, v_o) at its origin vanishes only if its COM stands still, ``v_o + ω × c = 0``,
+    and ω lies along a zero principal moment of ``I_c`` (a point mass, a line mass about its line):
+    the joint's rates ``u`` with ``(ω, v_o) = S u`` (``S`` at the neutral configuration) must not
+    satisfy both. Zero moments use :func:`validate_inertia`'s round-off floor."""
+    S = np.asarray(motion_subspace(b.joint, jnp.asarray(b.axis), neutral(b.joint)), float)
+    ev, vec = np.linalg.eigh(inertia)
+    tol = 1e-9 * abs(ev).max() + mass * _GYRATION_FLOOR**2
+    R = vec[:, ev > tol]  # directions with a moment
+    cx = np.array([[0.0, -com[2], com[1]], [com[2], 0.0, -com[0]], [-com[1], com[0], 0.0]])
+    A = np.vstack([R.T @ S[:3], S[3:] - cx @ S[:3]])  # (ω's part with a moment, COM velocity) per rate
+    sv = np.linalg.svd(A, compute_uv=False)
+    if sv.size < S.shape[1] or sv.min() <= 1e-9 * max(sv.max(), 1.0):
+        raise ModelError(f"{owner}: its {b.joint.value} joint can move the body without moving any of its mass (a point "
+                         "mass on a revolute axis or at a spherical joint's centre, a line mass about its own line), so "
+                         "the mass matrix would be singular in every configuration: give the body a rotational inertia")
 
 
 @dataclasses.dataclass
@@ -523,10 +543,17 @@ class ModelBuilder:
             comp[p] = (m, c, I)
             merged[p] += [b.name] + merged[i]
             comp[i] = None
+        moving_below = [False] * len(bodies)  # a moving joint or a flexible link further down
+        for i in reversed(range(len(bodies))):
+            if parent[i] >= 0 and (moving_below[i] or NV[bodies[i].joint] > 0 or bodies[i].flex is not None):
+                moving_below[parent[i]] = True
+        coupled = self._mimic_groups()
         for i, b in enumerate(bodies):
             if comp[i] is not None:
                 owner = b.owner + (f" (merged with its fixed children {merged[i]})" if merged[i] else "")
-                validate_inertia(comp[i][2], comp[i][0], owner, physical=self.physical_inertia)
+                I = validate_inertia(comp[i][2], comp[i][0], owner, physical=self.physical_inertia)
+                if NV[b.joint] > 0 and b.flex is None and not moving_below[i] and b.joint_name not in coupled:
+                    _check_leaf_motion(b, comp[i][0], comp[i][1], I, owner)
 
     def _place(self, name, by_name, order, placed, path):
         if name in placed:

@@ -118,3 +118,40 @@ def test_astype_float32_runs():
     q = ds.random_configuration(m, jax.random.PRNGKey(1))
     a = ds.forward_dynamics(m, q, jnp.ones(m.nv, jnp.float32))
     assert a.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(a)))
+
+
+def _one_body(joint, inertia, com=(0.0, 0.0, 0.0), child=False):
+    b = ds.ModelBuilder()
+    b.add_body("p", joint=joint, axis=(0, 0, 1), mass=2.0, com=com, inertia=inertia)
+    if child:  # a massive body further down, on its own joint
+        b.add_body("c", parent="p", joint="revolute", axis=(0, 1, 0), pos=(0.3, 0.0, 0.0), mass=1.0, inertia=(1, 1, 1))
+    return b.build()
+
+
+# joint, COM, inertia of size ε: as ε → 0 the joint can move the body without moving mass
+SINGULAR = [("revolute", (0.0, 0.0, 0.2), lambda e: (e, e, e)),  # a point mass on the axis
+            ("revolute", (0.0, 0.0, 0.2), lambda e: (1.0, 1.0, e)),  # a line mass about its own line (z)
+            ("spherical", (0.3, 0.0, 0.0), lambda e: (e, e, e)),  # a point mass off the centre: spin about the line to it
+            ("free", (0.0, 0.0, 0.0), lambda e: (e, e, e)),
+            ("planar", (0.3, 0.1, 0.0), lambda e: (e, e, e))]
+
+
+@pytest.mark.parametrize("joint, com, inertia", SINGULAR)
+def test_a_leaf_that_can_move_without_moving_mass_is_refused(joint, com, inertia):
+    """The mass matrix of these one-body models tends to singular as a moment ε → 0 (its least
+    eigenvalue ∝ ε, computed by the CRBA), and with ε = 0 the builder refuses the body with the
+    reason instead of a model whose every run fails as non-finite."""
+    lam = [float(np.linalg.eigvalsh(np.asarray(ds.mass_matrix(m, ds.neutral_configuration(m))))[0])
+           for m in (_one_body(joint, inertia(eps), com) for eps in (1e-4, 1e-6))]
+    assert lam[0] > 0 and lam[1] / lam[0] == pytest.approx(1e-2, rel=1e-3)  # ε a + O(ε²)
+    with pytest.raises(ds.ModelError, match="body 'p': its .* joint can move the body without moving any of its mass"):
+        _one_body(joint, inertia(0.0), com)
+
+
+@pytest.mark.parametrize("joint, com, child", [("revolute", (0.3, 0.0, 0.0), False),  # the mass off the axis
+                                                ("revolute", (0.0, 0.0, 0.2), True),  # a massive child swings
+                                                ("prismatic", (0.0, 0.0, 0.0), False),
+                                                ("spherical", (0.0, 0.0, 0.0), True)])
+def test_point_masses_that_move_are_accepted(joint, com, child):
+    m = _one_body(joint, (0.0, 0.0, 0.0), com, child=child)
+    assert np.linalg.eigvalsh(np.asarray(ds.mass_matrix(m, ds.neutral_configuration(m))))[0] > 1e-3
