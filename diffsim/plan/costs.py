@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._util import is_concrete
 from ..dynamics.dispatch import kinetic_energy
 from ..dynamics.kinematics import site_poses
 from ..dynamics.sections import strain_energy
@@ -129,14 +130,30 @@ def terms(cost) -> tuple:
 
 
 def _site(model: Model, site) -> int:
-    return model.topology.site_index(site) if isinstance(site, str) else int(site)
+    """A site's index from its name or index (an index out of range is an error: JAX indexing
+    would clamp it to the last site)."""
+    if isinstance(site, str):
+        return model.topology.site_index(site)
+    n = len(model.topology.site_names)
+    if isinstance(site, bool) or not isinstance(site, (int, np.integer)) or not 0 <= int(site) < n:
+        raise ValueError(f"site must be a site name or an index in [0, {n}), got {site!r}")
+    return int(site)
+
+
+def _target(x, shape, what, dtype):
+    """``x`` as an array of ``shape``; a batch of targets (or any other shape) is an error — it
+    would broadcast into a sum over the targets (``vmap`` the cost over a batch instead)."""
+    x = jnp.asarray(x, dtype)
+    if x.shape != shape:
+        raise ValueError(f"{what} must have shape {shape}, got {x.shape} (for several targets, vmap over them)")
+    return x
 
 
 def site_position_error(model: Model, q, site, target):
     """``|p_s(q) − p*|²`` [m²]: squared distance of site ``site`` (name or index) from the world
     point ``target`` [3]."""
     p = site_poses(model, q)[1][_site(model, site)]
-    return jnp.sum((p - jnp.asarray(target, p.dtype)) ** 2)
+    return jnp.sum((p - _target(target, (3,), "site_position_error: target", p.dtype)) ** 2)
 
 
 def site_orientation_error(model: Model, q, site, target_rot):
@@ -144,7 +161,8 @@ def site_orientation_error(model: Model, q, site, target_rot):
     target orientation ``target_rot`` [3, 3] (world frame) to the site's: ≈ θ² near the target,
     smooth everywhere (no logarithm singularity at θ = 0 or π)."""
     R = site_poses(model, q)[0][_site(model, site)]
-    return 3.0 - jnp.sum(jnp.asarray(target_rot, R.dtype) * R)
+    return 3.0 - jnp.sum(_target(target_rot, (3, 3), "site_orientation_error: target_rot (a rotation matrix)",
+                                 R.dtype) * R)
 
 
 def _base_quaternion_slice(model: Model, joint):
@@ -180,6 +198,10 @@ def box_penalty(x, lo, hi, width):
     at a distance ``d`` inside)."""
     x = jnp.asarray(x)
     w = jnp.asarray(width, x.dtype)
+    if is_concrete(lo, hi) and np.any(np.asarray(lo) > np.asarray(hi)):
+        raise ValueError(f"box_penalty: lower > upper ({np.asarray(lo).tolist()} > {np.asarray(hi).tolist()})")
+    if is_concrete(w) and not np.all(np.asarray(w) > 0):
+        raise ValueError(f"box_penalty: width must be > 0, got {np.asarray(w).tolist()}")
     up = w * jax.nn.softplus((x - hi) / w)
     down = w * jax.nn.softplus((lo - x) / w)
     return jnp.sum(up**2 + down**2)

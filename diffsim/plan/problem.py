@@ -354,11 +354,15 @@ def quadratic_model(cost, lift, z, scale=1.0):
 
 
 def actuated_indices(model: Model, actuation) -> tuple:
-    """The driven velocity coordinates: ``None`` (all ``nv``), a boolean mask [nv], integer
-    indices, or joint names (every coordinate of each named joint)."""
+    """The driven velocity coordinates: ``None`` (every joint coordinate: all ``nv`` of a rigid
+    model; a flexible link's modal coordinates are not driven — no actuator applies forces to a
+    link's elastic modes), a boolean mask [nv], integer indices (each once), or joint names (every
+    coordinate of each named joint)."""
     nv = model.nv
     if actuation is None:
-        return tuple(range(nv))
+        t = model.topology
+        joints = [k for i in range(len(t.joint_names)) for k in range(t.v_slice(i).start, t.v_slice(i).stop)]
+        return tuple(sorted(joints))
     if isinstance(actuation, str):
         actuation = [actuation]
     items = list(np.asarray(actuation).ravel()) if not isinstance(actuation, (list, tuple)) else list(actuation)
@@ -378,7 +382,11 @@ def actuated_indices(model: Model, actuation) -> tuple:
         return tuple(int(i) for i in np.flatnonzero(arr))
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"actuation must be a boolean mask, integer indices or joint names, got dtype {arr.dtype}")
-    idx = sorted({int(i) for i in arr})
+    raw = [int(i) for i in arr.ravel()]
+    if len(set(raw)) != len(raw):
+        raise ValueError(f"actuation indices must be distinct, got {raw} (for a mask over the {nv} coordinates give "
+                         "booleans)")
+    idx = sorted(raw)
     if idx and (idx[0] < 0 or idx[-1] >= nv):
         raise ValueError(f"actuation indices must lie in [0, {nv}), got {idx}")
     return tuple(idx)

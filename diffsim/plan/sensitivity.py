@@ -26,9 +26,10 @@ import lineax as lx
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from .._util import is_concrete
 from ..precision import full_precision
 from ..simulation.system import System, get_param, set_params
-from .result import Plan
+from .result import Plan, PlanStatus
 
 
 class Sensitivity(eqx.Module):
@@ -77,7 +78,16 @@ def sensitivity(plan: Plan, params: Sequence[str], *, solver: str = "dense", act
         params = [params]
     if solver not in ("dense", "cg"):
         raise ValueError(f"solver must be 'dense' or 'cg', got {solver!r}")
-    return _sensitivity(plan, tuple(params), solver, float(active_tol), float(cg_tol))
+    if is_concrete(plan.status) and int(plan.status) != PlanStatus.CONVERGED:
+        raise ValueError(f"sensitivity differentiates the optimality conditions of a converged plan; this plan "
+                         f"ended with status {PlanStatus(int(plan.status)).name.lower()} ({int(plan.iterations)} iterations): "
+                         "solve it further (max_iter=, tol=) first")
+    out = _sensitivity(plan, tuple(params), solver, float(active_tol), float(cg_tol))
+    if is_concrete(*jax.tree.leaves(out)) and not all(np.all(np.isfinite(np.asarray(x))) for x in jax.tree.leaves(out)):
+        raise ValueError("sensitivity: the reduced Hessian at the plan (the coordinates not at a limit) is not "
+                         "positive definite, so the plan is not a strict local minimum there and its derivatives "
+                         "are not defined; check the plan's convergence and the costs' curvature in every control")
+    return out
 
 
 @eqx.filter_jit
@@ -119,7 +129,8 @@ def _sensitivity(plan: Plan, params: tuple, solver: str, active_tol: float, cg_t
 
         op = lx.FunctionLinearOperator(hvp, jax.ShapeDtypeStruct((n,), uf.dtype), (lx.symmetric_tag, lx.positive_semidefinite_tag))
         lsolver = lx.CG(rtol=cg_tol, atol=cg_tol, max_steps=10 * n)
-    du = jax.vmap(lambda b: lx.linear_solve(op, b, lsolver).value, in_axes=1, out_axes=1)(rhs)  # [n, P]
+    # throw=False: an indefinite Hessian gives non-finite values, which sensitivity() reports
+    du = jax.vmap(lambda b: lx.linear_solve(op, b, lsolver, throw=False).value, in_axes=1, out_axes=1)(rhs)  # [n, P]
     du = jnp.where(fm[:, None], du, 0.0)
     dJ = jax.grad(J, argnums=1)(uf, p0)
 

@@ -98,8 +98,10 @@ def solve_shooting(problem: Problem, u_init, max_iter: int, tol):
         u = to_u(z)
         g = grad_u(u) if problem.bounded else g_z  # unbounded: u = z
         if problem.bounded:  # a coordinate held at a limit by its gradient is stationary
-            g = jnp.where(((u >= problem.hi - 1e-3 * (problem.hi - problem.lo)) & (g < 0))
-                          | ((u <= problem.lo + 1e-3 * (problem.hi - problem.lo)) & (g > 0)), 0.0, g)
+            # (a one-sided box: hi − 1e-3 (hi − lo) was −inf, so every coordinate counted as at its limit)
+            span = jnp.where(jnp.isfinite(problem.hi - problem.lo), problem.hi - problem.lo, 1.0)
+            g = jnp.where(((u >= problem.hi - 1e-3 * span) & (g < 0))
+                          | ((u <= problem.lo + 1e-3 * span) & (g > 0)), 0.0, g)
         return jnp.max(jnp.abs(g)) <= tol * (1.0 + jnp.abs(J))
 
     z_best, J, it, status, history = minimise_lbfgs(lambda z: problem.objective(to_u(z)),

@@ -30,23 +30,24 @@ QUADRATURES = ("knot", "rk4")
 DEFAULT_SETTINGS = {"ddp": (100, 1e-10, 1e-5), "shooting": (1000, 1e-8, 1e-4), "cem": (50, 1e-3, 1e-3)}
 
 
-def _limits(lo_hi, model: Model, actuated: tuple, dtype):
-    """``(lo, hi)`` [nu] from scalars, [nu] or [nv] arrays (the actuated entries of the latter)."""
+def _limits(lo_hi, nu: int, dtype, actuated: tuple | None = None, nv: int | None = None):
+    """``(lo, hi)`` [nu] from scalars, [nu] arrays or, for generalised forces, [nv] arrays (the
+    ``actuated`` entries of the latter); ``actuated=None``: the ``nu`` controls of the actuators."""
     try:
         lo, hi = lo_hi
     except (TypeError, ValueError):
         raise ValueError("tau_limits must be a pair (lo, hi)") from None
-    nu, nv = len(actuated), model.nv
+    what = "the actuated coordinates" if actuated is not None else "the actuators' controls"
     out = []
     for name, x in (("lo", lo), ("hi", hi)):
         x = jnp.asarray(x, dtype)
         if x.shape == ():
             x = jnp.full(nu, x)
-        elif x.shape == (nv,) and nu != nv:
+        elif actuated is not None and x.shape == (nv,) and nu != nv:
             x = x[np.asarray(actuated)]
         elif x.shape != (nu,):
-            raise ValueError(f"tau_limits {name} must be a scalar or have shape ({nu},) (the actuated coordinates) "
-                             f"or ({nv},); got {x.shape}")
+            also = f" or ({nv},)" if actuated is not None else ""
+            raise ValueError(f"tau_limits {name} must be a scalar or have shape ({nu},) ({what}){also}; got {x.shape}")
         out.append(x)
     lo, hi = out
     if is_concrete(lo, hi):
@@ -54,8 +55,34 @@ def _limits(lo_hi, model: Model, actuated: tuple, dtype):
             raise ValueError("tau_limits contain NaN")
         if np.any(np.asarray(lo) > np.asarray(hi)):
             bad = np.flatnonzero(np.asarray(lo) > np.asarray(hi)).tolist()
-            raise ValueError(f"tau_limits: lo > hi at actuated coordinates {bad}")
+            raise ValueError(f"tau_limits: lo > hi at {what} {bad}")
     return lo, hi
+
+
+def _check_cem(opts: dict, problem: Problem) -> None:
+    """CEM's options: an elite set of at least two (one elite has no spread, which its stopping
+    test reads as converged after the first iteration), a positive finite ``sigma`` of a shape that
+    broadcasts to the controls [N, nu], and ``0 ≤ smoothing < 1`` (1 would never move)."""
+    P, f = opts["population"], opts["elite_fraction"]
+    if isinstance(P, bool) or int(P) != P or not 0 < float(f) <= 1:
+        raise ValueError(f"cem needs an integer population and 0 < elite_fraction <= 1, got {P!r}, {f!r}")
+    if round(int(P) * float(f)) < 2:
+        raise ValueError(f"cem's elite set round(population × elite_fraction) = {round(int(P) * float(f))} must hold at "
+                         "least 2 samples (the spread of one is 0, which would stop it as converged): raise population "
+                         "or elite_fraction")
+    sigma = opts["sigma"]
+    if sigma is not None:
+        shape = (problem.horizon, problem.nu)
+        try:
+            fits = np.broadcast_shapes(np.shape(sigma), shape) == shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"cem sigma must broadcast to the controls' shape {shape}, got {np.shape(sigma)}")
+        if is_concrete(sigma) and not np.all(np.isfinite(sigma) & (np.asarray(sigma) > 0)):
+            raise ValueError(f"cem sigma (the initial spread) must be finite and > 0, got {np.asarray(sigma).tolist()}")
+    if not 0 <= float(opts["smoothing"]) < 1:
+        raise ValueError(f"cem smoothing must lie in [0, 1), got {opts['smoothing']}")
 
 
 def _scalar_cost(name, fn, *args):
@@ -129,7 +156,7 @@ def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_co
             lo, hi = act.ctrl_lo.astype(dtype), act.ctrl_hi.astype(dtype)
             bounded = any(a.ctrlrange is not None for a in model.actuators)
         else:
-            lo, hi = (jnp.broadcast_to(jnp.asarray(x, dtype), (nu,)) for x in tau_limits)
+            lo, hi = _limits(tau_limits, nu, dtype)
             bounded = True
         # the box holds the controls in range: the actuators' own clamp would only add kinks
         # (zero derivative beyond the range) to the local models
@@ -144,7 +171,7 @@ def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_co
         if tau_limits is None:
             lo, hi = jnp.full(nu, -jnp.inf, dtype), jnp.full(nu, jnp.inf, dtype)
         else:
-            lo, hi = _limits(tau_limits, model, actuated, dtype)
+            lo, hi = _limits(tau_limits, nu, dtype, actuated, model.nv)
         bounded = tau_limits is not None
         probe = jnp.zeros(model.nv, dtype)
     _scalar_cost("running_cost", running_cost, q0, v0, probe)
@@ -216,8 +243,9 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
             for derivatives through contact, and a ``dt`` that resolves the contact (several steps
             per ``2π√(m/K)``). Impacts located by events and hysteresis laws: optimise a System's
             parameters with :func:`diffsim.plan.solve_system` (the event-driven simulation).
-        actuation: the driven coordinates: ``None`` (all ``nv``), a boolean mask [nv], indices, or
-            joint names; the others get ``τ = 0`` (a free-floating base: name the arm joints).
+        actuation: the driven coordinates: ``None`` (every joint coordinate: all ``nv`` of a rigid
+            model; not a flexible link's modal coordinates), a boolean mask [nv], distinct indices,
+            or joint names; the others get ``τ = 0`` (a free-floating base: name the arm joints).
         forces: point forces (:func:`diffsim.point_force`, :func:`diffsim.site_force`) applied too.
         dynamics: a dynamics strategy (default :class:`diffsim.dynamics.Default`).
         t0: time of the first knot [s].
@@ -262,8 +290,7 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
         if unknown:
             raise ValueError(f"unknown cem options {sorted(unknown)}; valid: {sorted(opts)}")
         opts.update(options or {})
-        if int(opts["population"]) < 2 or not 0 < float(opts["elite_fraction"]) <= 1:
-            raise ValueError("cem needs population >= 2 and 0 < elite_fraction <= 1")
+        _check_cem(opts, problem)
         opts["population"] = int(opts["population"])
         key = jax.random.PRNGKey(0) if key is None else key
     elif options:

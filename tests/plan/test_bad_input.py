@@ -2,6 +2,7 @@
 
 import math
 
+import equinox as eqx
 import jax.numpy as jnp
 import pytest
 from plan_models import pendulum, swing_running, swing_terminal
@@ -43,6 +44,15 @@ def _solve(**changes):
     (dict(method="cem", options=dict(temperature=1.0)), ValueError, "unknown cem options"),
     (dict(options=dict(population=8)), ValueError, "options= are for method 'cem'"),
     (dict(max_iter=-1), ValueError, "max_iter must be a non-negative integer"),
+    (dict(actuation=[0, 0]), ValueError, "actuation indices must be distinct"),
+    # CEM options that made it stop after one iteration as "converged", or did nothing
+    (dict(method="cem", options=dict(population=10)), ValueError, r"elite set .* = 1 must hold at least 2"),
+    (dict(method="cem", options=dict(population=64, elite_fraction=0.01)), ValueError, "must hold at least 2"),
+    (dict(method="cem", options=dict(sigma=-2.0)), ValueError, "sigma .* must be finite and > 0"),
+    (dict(method="cem", options=dict(sigma=0.0)), ValueError, "sigma .* must be finite and > 0"),
+    (dict(method="cem", options=dict(sigma=jnp.ones(2))), ValueError, r"sigma must broadcast to the controls' shape \(3, 1\)"),
+    (dict(method="cem", options=dict(smoothing=1.5)), ValueError, r"smoothing must lie in \[0, 1\)"),
+    (dict(method="cem", options=dict(population=2.5)), ValueError, "integer population"),
 ])
 def test_bad_input_is_refused_with_a_clear_message(changes, error, match):
     with pytest.raises(error, match=match):
@@ -56,9 +66,20 @@ def test_a_non_finite_cost_at_the_initial_guess_is_refused():
 
 
 @pytest.mark.slow  # over 4 s in the full run: the fast subset stays within 3 min
-def test_sensitivity_refuses_a_batch_and_bad_solver():
-    p = _solve(max_iter=1)
+def test_sensitivity_refuses_a_batch_bad_solver_and_plans_that_are_not_minima():
+    p = _solve(max_iter=1, tol=0.0)
     with pytest.raises(ValueError, match="solver must be"):
         ds.plan.sensitivity(p, ["gravity"], solver="qr")
     with pytest.raises(TypeError, match="expects a Plan"):
         ds.plan.sensitivity(p.tau, ["gravity"])
+    # one iteration: the optimality conditions it differentiates do not hold (it returned dJ*/dm = -9070
+    # on a swing-up whose converged value is 0.13)
+    assert int(p.status) == ds.plan.PlanStatus.MAX_ITER
+    with pytest.raises(ValueError, match="converged plan; this plan ended with status max_iter"):
+        ds.plan.sensitivity(p, ["gravity"])
+    # a stationary point that is a maximum in the controls: no derivatives, said in words (lineax raised
+    # "a linear solver returned non-finite" from inside the compiled solve)
+    m = _solve(running_cost=lambda q, v, tau: -jnp.sum(tau**2), max_iter=0)
+    m = eqx.tree_at(lambda x: x.status, m, jnp.asarray(ds.plan.PlanStatus.CONVERGED, jnp.int32))
+    with pytest.raises(ValueError, match="reduced Hessian .* is not positive definite"):
+        ds.plan.sensitivity(m, ["gravity"])

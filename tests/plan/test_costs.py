@@ -5,6 +5,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from plan_models import floating_arm, two_link
 
 import diffsim as ds
@@ -86,3 +87,44 @@ def test_elastic_energy_is_strain_plus_modal_kinetic_energy():
     np.testing.assert_allclose(E_el(q, v), E_el(q, v_modal), rtol=1e-12)
     assert float(E_el(q.at[2:].set(0.0), v.at[2:].set(0.0))) == 0.0
     assert float(costs.elastic_energy(two_link(), jnp.zeros(2), jnp.ones(2))) == 0.0
+
+
+def test_cost_helpers_refuse_what_they_would_misread():
+    """A batch of targets broadcast into a sum over them, a (3,) orientation target into a matrix,
+    an out-of-range site index was clamped to the last site, and a box with lower > upper was a
+    penalty everywhere; each is now an error naming the argument."""
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("l1", joint="revolute", axis=[0, 1, 0], mass=1.0, com=[0.3, 0, 0], inertia=[0.01, 0.03, 0.03])
+    b.add_site("tip", "l1", pos=[0.5, 0, 0])
+    m = b.build()
+    q = jnp.array([0.3])
+    p = ds.site_poses(m, q)[1][0]
+    assert float(costs.site_position_error(m, q, 0, p)) == 0.0  # the index form still works
+    with pytest.raises(ValueError, match=r"target must have shape \(3,\), got \(3, 3\).*vmap"):
+        costs.site_position_error(m, q, "tip", jnp.stack([p + 0.1, p - 0.2, p]))
+    with pytest.raises(ValueError, match=r"site must be a site name or an index in \[0, 1\), got 5"):
+        costs.site_position_error(m, q, 5, p)
+    with pytest.raises(ValueError, match=r"target_rot \(a rotation matrix\) must have shape \(3, 3\)"):
+        costs.site_orientation_error(m, q, "tip", jnp.array([0.0, 0.3, 0.0]))
+    with pytest.raises(ValueError, match="lower > upper"):
+        costs.joint_limit_barrier(q, 1.0, -1.0)
+    with pytest.raises(ValueError, match="width must be > 0"):
+        costs.torque_barrier(q, -1.0, 1.0, width=0.0)
+
+
+def test_default_actuation_drives_the_joints_not_the_elastic_modes():
+    """``actuation=None`` drove every velocity coordinate, a flexible link's modal coordinates too
+    (forces on its elastic modes that no actuator can apply); now the joints' coordinates."""
+    link = ds.beam(0.8, 3.14, EI_z=300.0, modes_y=euler_bernoulli_modes("cf", 2))
+    b = ds.ModelBuilder(gravity=(0, 0, 0))
+    b.add_body("l1", None, joint="revolute", axis=(0, 0, 1), flex=link)
+    b.add_body("l2", "l1", joint="free", pos=(0.8, 0, 0), mass=1.0, inertia=(0.1, 0.1, 0.1))
+    m = b.build()
+    t = m.topology
+    joints = tuple(k for i in range(len(t.joint_names)) for k in range(t.v_slice(i).start, t.v_slice(i).stop))
+    assert m.nv == 9 and len(joints) == 7
+    assert ds.plan.actuated_indices(m, None) == tuple(sorted(joints))
+    assert ds.plan.actuated_indices(m, [True] * 9) == tuple(range(9))  # asked for explicitly: allowed
+    rigid = ds.ModelBuilder()
+    rigid.add_body("a", joint="free", mass=1.0, inertia=(1, 1, 1))
+    assert ds.plan.actuated_indices(rigid.build(), None) == tuple(range(6))

@@ -73,3 +73,15 @@ def test_ctrl_plans_refuse_what_does_not_apply():
     bare = ds.load_mjcf(XML.split("<actuator>")[0] + "</mujoco>")
     with pytest.raises(ValueError, match="no actuators"):
         ds.plan.solve(bare, jnp.zeros(2), jnp.zeros(2), ctrl=True, **kw)
+
+
+@pytest.mark.parametrize("limits, match", [((0.3, -0.3), "lo > hi at the actuators' controls"),
+                                           ((jnp.nan, 0.3), "NaN"),
+                                           ((jnp.zeros(3), 0.3), r"must be a scalar or have shape \(2,\)")])
+def test_control_limits_are_checked(limits, match):
+    """``tau_limits`` with ``ctrl=True`` (it pinned every control at -0.3 and said converged for
+    (0.3, -0.3); a NaN read as a non-finite cost, a wrong shape as a broadcasting error)."""
+    model = ds.load_mjcf(XML)
+    with pytest.raises(ValueError, match=match):
+        ds.plan.solve(model, jnp.zeros(2), jnp.zeros(2), horizon=3, dt=DT, running_cost=lambda q, v, u: jnp.sum(u**2),
+                      terminal_cost=lambda q, v: jnp.sum(q**2), ctrl=True, tau_limits=limits)

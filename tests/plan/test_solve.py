@@ -226,3 +226,25 @@ def test_cem_baseline_improves_and_stays_in_the_box(pend, swing_ddp):
     again = ds.plan.solve(pend, DOWN, jnp.zeros(1), **SWING, method="cem", tau_limits=(-6.0, 6.0),
                           key=jax.random.PRNGKey(1), max_iter=30)
     assert float(again.cost) == float(p.cost)  # keyed: reproducible
+
+
+@pytest.mark.slow  # a shooting compile (~5 s): the fast subset stays within 3 min
+def test_shooting_with_a_one_sided_box_reaches_the_two_sided_optimum(pend):
+    """A box open on one side (``tau_limits=(-inf, 50)``): the at-a-limit test of shooting's
+    stationarity read ``hi − 1e-3 (hi − lo) = −inf`` and treated every coordinate with a negative
+    gradient as held at its limit, so it stopped after one iteration, 'converged', far from the
+    goal. The limit is not active at the optimum, so a two-sided box (same program) gives the same
+    plan."""
+    goal = math.pi / 2 + 0.5
+
+    def plan(lo):
+        return ds.plan.solve(pend, DOWN, jnp.zeros(1), horizon=15, dt=0.02, method="shooting",
+                             running_cost=lambda q, v, t: 1e-2 * jnp.sum(t**2),
+                             terminal_cost=lambda q, v: 100 * jnp.sum((q - goal) ** 2) + jnp.sum(v**2),
+                             tau_limits=(lo, 50.0))
+
+    one, two = plan(-jnp.inf), plan(-50.0)
+    assert one.message == two.message == "converged" and int(one.iterations) > 1
+    assert float(jnp.max(jnp.abs(two.tau))) < 50.0  # not active
+    np.testing.assert_allclose(float(one.cost), float(two.cost), rtol=1e-6)
+    assert abs(float(one.q[-1, 0]) - goal) < 0.02
