@@ -97,8 +97,11 @@ class PointForce(eqx.Module):
 
 
 def point_force(model: Model, body: str, force, point=(0.0, 0.0, 0.0), frame: str = "world") -> PointForce:
-    """A force on body ``body`` at ``point`` (body coordinates)."""
-    return PointForce(force=force, point=jnp.asarray(point, model.dtype), body=model.topology.body_index(body), frame=frame)
+    """A force on body ``body`` at ``point`` [3] (body coordinates)."""
+    point = jnp.asarray(point, model.dtype)
+    if point.shape != (3,):  # (0.1, 0.0) broadcast as (0.1, 0, 0) in the moment
+        raise ValueError(f"point_force: point must have shape (3,) (body coordinates), got {point.shape}")
+    return PointForce(force=force, point=point, body=model.topology.body_index(body), frame=frame)
 
 
 def site_force(model: Model, site: str, force, frame: str = "local") -> PointForce:

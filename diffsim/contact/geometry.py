@@ -253,12 +253,13 @@ def contact_geometry(
             raise ContactError(f"plane {j}: normal must have 3 components, got shape {nv.shape}")
         if is_concrete(nv) and not float(jnp.linalg.norm(nv)) > 0:
             raise ContactError(f"plane {j}: the normal must be non-zero")
-        nv = nv / jnp.linalg.norm(nv)
+        scale = jnp.linalg.norm(nv)
+        nv = nv / scale
         w = jnp.asarray(pl.velocity, dtype)
         if w.shape != (3,):
             raise ContactError(f"plane {j}: velocity must have 3 components, got shape {w.shape}")
         nrm.append(nv)
-        off.append(jnp.asarray(pl.offset, dtype))
+        off.append(jnp.asarray(pl.offset, dtype) / scale)  # n·x ≥ offset with n of any length
         vel.append(w - (w @ nv) * nv)  # a plane only moves in its own plane
     pairs = [("plane", i, j) for i in range(len(points)) for j in range(len(planes))]
     for sp in sphere_pairs:
@@ -276,6 +277,9 @@ def contact_geometry(
                 ij.append(int(x))
         if ij[0] == ij[1]:
             raise ContactError(f"sphere pair {sp!r} pairs a point with itself")
+        if is_concrete(rad[ij[0]], rad[ij[1]]) and not float(rad[ij[0]] + rad[ij[1]]) > 0:
+            raise ContactError(f"sphere pair {sp!r}: both points have radius 0, so they can never touch (give the "
+                               "ContactPoints their radius)")
         pairs.append(("sphere", ij[0], ij[1]))
     if not pairs:
         raise ContactError("no contact pairs: give at least one plane or one sphere pair")

@@ -43,9 +43,15 @@ import numpy as np
 from .._util import is_concrete
 
 
+def _exact(width) -> bool:
+    """A smoothing width of exactly zero (a Python, NumPy or concrete JAX scalar): the exact
+    branches below (``x / 0`` would make the smoothed forms NaN)."""
+    return is_concrete(width) and np.ndim(width) == 0 and float(width) == 0
+
+
 def _softplus(x, width):
     """``width · log(1 + exp(x/width))`` (→ ``max(x, 0)`` as ``width → 0``); exact max at 0."""
-    if isinstance(width, (int, float)) and width == 0:
+    if _exact(width):
         return jnp.maximum(x, 0.0)
     return width * jax.nn.softplus(x / width)
 
@@ -53,7 +59,7 @@ def _softplus(x, width):
 def _onset(delta, f, f_width, width):
     """``max(F, 0)`` in contact (``Δ > 0``), 0 outside; smoothed (module docstring) when
     ``width > 0``: ``softplus(F; f_width) · σ(Δ/width)``."""
-    if isinstance(width, (int, float)) and width == 0:
+    if _exact(width):
         return jnp.where(delta > 0, jnp.maximum(f, 0.0), 0.0)
     return _softplus(f, f_width) * jax.nn.sigmoid(delta / width)
 
@@ -86,6 +92,8 @@ class AbstractHysteresisLaw(AbstractNormalLaw):
 
 
 class Hertz(AbstractHysteresisLaw):
+    """``F_N = K Δⁿ``: elastic (``χ′ = 0``); its ``c_r`` has no effect."""
+
     def chi(self):
         return 0.0
 
@@ -141,19 +149,29 @@ NORMAL_LAWS = {
 
 def normal_law(name: str, **params):
     """A normal-force law by name (``NORMAL_LAWS``), with its parameters checked:
-    ``K ≥ 0``, ``0 < c_r ≤ 1``, ``n > 0``, ``smooth ≥ 0``."""
+    ``K > 0`` (``K ≥ 0`` with ``c > 0`` for the linear law), ``0 < c_r ≤ 1``, ``n > 0``,
+    ``smooth ≥ 0``. Hertz's law is elastic: it accepts ``c_r`` (so that code can sweep every law
+    with the same arguments) and ignores it."""
     key = str(name).lower().replace("_", "-")
     if key not in NORMAL_LAWS:
         raise ValueError(f"unknown normal-force law {name!r}; choose one of {sorted(NORMAL_LAWS)}")
     _check(params)
-    return NORMAL_LAWS[key](**params)
+    if "smooth" in params and is_concrete(params["smooth"]) and np.ndim(params["smooth"]) == 0:
+        params["smooth"] = float(params["smooth"])  # a static field: a plain number, whatever type it came as
+    law = NORMAL_LAWS[key](**params)
+    if is_concrete(law.K) and not np.all(np.asarray(law.K) > 0):
+        if not (key == "linear" and is_concrete(law.c) and np.all(np.asarray(law.c) > 0)):
+            raise ValueError(f"contact parameter K = {params.get('K')} must be > 0: the law would exert no force")
+    return law
 
 
 def _check(params):
     for name, lo, lo_ok, hi in (("K", 0.0, True, None), ("c", 0.0, True, None), ("c_r", 0.0, False, 1.0),
                                 ("n", 0.0, False, None), ("smooth", 0.0, True, None), ("mu_k", 0.0, True, None),
                                 ("mu_s", 0.0, True, None), ("v0", 0.0, False, None), ("v1", 0.0, False, None),
-                                ("width", 0.0, False, None), ("viscous", 0.0, True, None)):
+                                ("width", 0.0, False, None), ("viscous", 0.0, True, None), ("v_s", 0.0, False, None),
+                                ("exponent", 0.0, False, None), ("zeta", 0.0, True, None), ("sigma0", 0.0, True, None),
+                                ("sigma1", 0.0, True, None), ("sigma2", 0.0, True, None)):
         if name not in params or not is_concrete(params[name]):
             continue
         v = np.asarray(params[name], float)
@@ -207,6 +225,10 @@ class SmoothCoulomb(AbstractFrictionLaw):
     mu_k: jax.Array | float
     width: jax.Array | float = 1e-3
     kind: str = eqx.field(static=True, default="tanh")
+
+    def __check_init__(self):
+        if self.kind not in ("tanh", "arctan"):
+            raise ValueError(f"SmoothCoulomb kind must be 'tanh' or 'arctan', got {self.kind!r}")
 
     def __call__(self, v, f_n):
         x = v / self.width
@@ -327,7 +349,10 @@ def friction_law(name: str, **params):
     if key not in FRICTION_LAWS:
         raise ValueError(f"unknown friction law {name!r}; choose one of {sorted(FRICTION_LAWS)}")
     _check(params)
-    if key == "ambrosio" and is_concrete(params) and "v0" in params and "v1" in params:
-        if not float(params["v1"]) > float(params["v0"]):
-            raise ValueError(f"Ambrosio friction needs v1 > v0, got v0 = {params['v0']}, v1 = {params['v1']}")
-    return FRICTION_LAWS[key](**params)
+    law = FRICTION_LAWS[key](**params)
+    if key == "ambrosio" and is_concrete(law.v0, law.v1) and not np.all(np.asarray(law.v1) > np.asarray(law.v0)):
+        # with one given, against the other's default too (v0 = 2e-3 alone inverted the ramp)
+        raise ValueError(f"Ambrosio friction needs v1 > v0, got v0 = {law.v0}, v1 = {law.v1}")
+    if key == "lugre" and is_concrete(law.mu_k, law.mu_s) and not np.all(np.maximum(law.mu_k, law.mu_s) > 0):
+        raise ValueError("LuGre friction needs mu_k or mu_s > 0 (the bristles' steady deflection divides by g(v))")
+    return law

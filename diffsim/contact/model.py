@@ -27,7 +27,9 @@ from typing import Sequence
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .._util import is_concrete
 from ..model.model import Model
 from ..model.params import ParamRef, array_fields, attribute_ref, nested_refs
 from ..spatial import safe_norm
@@ -50,12 +52,20 @@ class Events(eqx.Module):
 
     time_tol: float = eqx.field(static=True, default=1e-12)
 
+    def __check_init__(self):
+        if not float(self.time_tol) > 0:
+            raise ValueError(f"Events time_tol must be > 0 [s], got {self.time_tol}")
+
 
 class Smooth(eqx.Module):
     """No events: a memory state per pair relaxing with time constant ``memory_tau`` [s]
     (module docstring); with smoothed laws, smooth in every parameter (for gradients)."""
 
     memory_tau: jax.Array | float = 1e-4
+
+    def __check_init__(self):
+        if is_concrete(self.memory_tau) and not np.all(np.asarray(self.memory_tau) > 0):
+            raise ValueError(f"Smooth memory_tau must be > 0 [s], got {self.memory_tau}")
 
 
 class ContactForces(eqx.Module):

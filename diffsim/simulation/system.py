@@ -92,8 +92,8 @@ def default_controller(solver, contact, rtol, atol, dtmax, t0, t1):
     if not isinstance(solver, diffrax.AbstractAdaptiveSolver) or isinstance(solver, tuple(FIXED.values())):
         return diffrax.ConstantStepSize()  # RK4 is a diffrax ERK with a zero error estimate: never adaptive
     if isinstance(contact, (Contact, ContactSet)):
-        if dtmax is None and is_concrete(t0, t1):
-            dtmax = (float(t1) - float(t0)) / 100.0
+        if dtmax is None:  # traced spans too (a caller's jit over t1 ran with no cap and stepped over contacts)
+            dtmax = (float(t1) - float(t0)) / 100.0 if is_concrete(t0, t1) else (jnp.asarray(t1) - jnp.asarray(t0)) / 100.0
         return diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=optx.rms_norm)
     implicit = isinstance(solver, (diffrax.AbstractImplicitSolver, AbstractNewmarkFamily))
     return diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=optx.rms_norm if implicit else rms_norm_fail_fast)

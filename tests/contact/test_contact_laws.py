@@ -101,6 +101,49 @@ def test_bad_input_errors():
         friction_law("ambrosio", mu_k=0.1, v0=1e-3, v1=1e-4)
 
 
+@pytest.mark.parametrize("law, params, match", [
+    # each was accepted and gave a wrong force (review): the reason is named
+    ("ambrosio", dict(mu_k=0.1, v0=2e-3), "v1 > v0"),  # against the default v1 = 1e-3: an inverted ramp
+    ("ambrosio", dict(mu_k=0.1, v1=5e-5), "v1 > v0"),
+    ("stribeck", dict(mu_k=0.1, mu_s=0.2, v_s=0.0), "v_s"),  # NaN at zero slip
+    ("stribeck", dict(mu_k=0.1, mu_s=0.2, v_s=-1e-3, exponent=1.0), "v_s"),  # mu 2.2e3 at 1 cm/s
+    ("stribeck", dict(mu_k=0.1, mu_s=0.2, v_s=1e-3, exponent=-2.0), "exponent"),
+    ("bengisu-akay", dict(mu_k=0.1, mu_s=0.2, zeta=-1000.0), "zeta"),  # mu 810
+    ("lugre", dict(mu_k=0.0, mu_s=0.0, v_s=1e-3), "mu_k or mu_s > 0"),  # z_rate divides by g(v) = 0
+    ("lugre", dict(mu_k=0.1, mu_s=0.2, v_s=1e-3, sigma0=-1e5), "sigma0"),
+    ("smooth-coulomb", dict(mu_k=0.1, kind="tahn"), "kind must be 'tanh' or 'arctan'"),  # was arctan silently
+])
+def test_friction_parameters_outside_their_range_are_refused(law, params, match):
+    with pytest.raises(ValueError, match=match):
+        friction_law(law, **params)
+
+
+def test_normal_law_parameters_that_would_be_ignored_are_refused():
+    for name in ("hertz", "hu-guo"):
+        with pytest.raises(ValueError, match="K = 0.0 must be > 0"):
+            normal_law(name, K=0.0)
+    assert float(normal_law("linear", K=0.0, c=10.0)(1e-3, 0.1, None)) == pytest.approx(1.0)  # a pure damper
+
+
+@pytest.mark.parametrize("zero", [0, 0.0, np.float32(0), np.int64(0), np.asarray(0.0), jnp.asarray(0.0)])
+def test_smooth_zero_is_the_exact_law_whatever_its_type(zero):
+    """``smooth=0`` given as a NumPy or JAX scalar took the smoothed branch, ``x / 0``: NaN forces."""
+    exact = normal_law("hunt-crossley", K=1e6, c_r=0.8)
+    law = normal_law("hunt-crossley", K=1e6, c_r=0.8, smooth=zero)
+    d, dd = jnp.array([-1e-4, 1e-4]), jnp.array([0.1, 0.1])
+    np.testing.assert_array_equal(np.asarray(law(d, dd, 1.0)), np.asarray(exact(d, dd, 1.0)))
+
+
+def test_contact_formulations_refuse_non_positive_times():
+    from diffsim.contact import Events, Smooth
+
+    with pytest.raises(ValueError, match="time_tol must be > 0"):
+        Events(time_tol=-1.0)  # the run failed as "non-finite: check the model"
+    for tau in (-1e-4, 0.0):
+        with pytest.raises(ValueError, match="memory_tau must be > 0"):
+            Smooth(memory_tau=tau)  # the run failed as "max_steps reached ... try kvaerno5"
+
+
 def test_smoothed_laws_exert_no_force_out_of_contact():
     """The smoothed force is gated by σ(Δ/w): at a gap of 100 widths it is zero to round-off,
     for the spring–damper approaching fast too (its damping c Δ̇ acted at any distance before)."""
