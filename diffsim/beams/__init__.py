@@ -1,7 +1,7 @@
 """Beam mode shapes (Euler–Bernoulli, Timoshenko) for flexible links. See :mod:`.modes` and, for
 elastic boundaries with a tip mass, :mod:`.elastic`."""
 
-from .elastic import ElasticModes, SolvedElasticModes, elastic_frequencies, elastic_modes
+from .elastic import ElasticModes, ElasticSnapshotModes, SolvedElasticModes, elastic_frequencies, elastic_modes
 from .modes import (
     VALID_BCS,
     CallableModes,
@@ -21,6 +21,7 @@ __all__ = [
     "VALID_BCS",
     "CallableModes",
     "ElasticModes",
+    "ElasticSnapshotModes",
     "ModeShapes",
     "PolynomialModes",
     "SolvedElasticModes",

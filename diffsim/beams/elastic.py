@@ -71,7 +71,7 @@ from .modes import (
     bisect_root,
 )
 
-__all__ = ["ElasticModes", "elastic_modes", "elastic_frequencies"]
+__all__ = ["ElasticModes", "ElasticSnapshotModes", "elastic_modes", "elastic_frequencies"]
 
 THEORIES = ("euler_bernoulli", "timoshenko")
 # Order of the parameter vector p of the internal functions.
@@ -438,15 +438,44 @@ class ElasticModes(ModeShapes):
         with ``psi = Theta/L`` (``L``: the link's length, by default the modes' own); a rigid (inf)
         spring contributes nothing (its shape value is 0). ``shapes``: the solved shapes, when
         the caller has them (:meth:`resolved`)."""
-        shapes = self.shapes() if shapes is None else shapes
-        F0, F1 = shapes.fields(jnp.zeros(())), shapes.fields(jnp.ones(()))
-        L = jnp.asarray(self.L if L is None else L)
-        K = 0.0
-        for k, F, q, s in ((self.k_rot_root, F0, "Theta", 1 / L), (self.k_lat_root, F0, "W", 1.0),
-                           (self.k_rot_tip, F1, "Theta", 1 / L), (self.k_lat_tip, F1, "W", 1.0)):  # fmt: skip
-            _, ks = _safe(jnp.asarray(k), jnp)
-            K = K + ks * s**2 * jnp.outer(F[q], F[q])
-        return K
+        return _spring_stiffness(self, self.shapes() if shapes is None else shapes, L)
+
+    def host_fields(self, eta):
+        p = _host_params(self)
+        if p is None:
+            return None
+        return _host_solve(self.n_modes, self.theory, self.s_max, p).host_fields(eta)
+
+
+def _host_params(m):
+    """The parameter vector p [11] of an elastic family as float64 NumPy, or None when traced."""
+    try:
+        return np.array([np.asarray(getattr(m, k), dtype=np.float64) for k in _PARAMS])
+    except (TypeError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError):
+        return None
+
+
+def _host_solve(n, theory, s_max, p) -> TrigHyperbolicModes:
+    """The shapes of :func:`_solve` up to each mode's scale and sign, in NumPy on the host (roots,
+    cofactor null vectors): for build-time checks, without compiling the traceable solve."""
+    s = _host_roots(p, n, theory, s_max)
+    _, al, be, ca, cb = _wavenumbers(s, p, theory, np)
+    C = np.stack([np.stack(r, -1) for r in _cofactors(_bc_matrix(s, p, theory, np))], -2)  # [n, 4, 4]
+    v = C[np.arange(n), np.argmax(np.sum(C**2, axis=-1), axis=-1), :]
+    v = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    return _assemble_arrays(v[:, 0], v[:, 1], v[:, 2], v[:, 3], al, be, ca, cb, np)
+
+
+def _spring_stiffness(springs, shapes, L=None):
+    """Modal stiffness [n, n] of the four springs of ``springs`` (an elastic family) at ``shapes``."""
+    F0, F1 = shapes.fields(jnp.zeros(())), shapes.fields(jnp.ones(()))
+    L = jnp.asarray(springs.L if L is None else L)
+    K = 0.0
+    for k, F, q, s in ((springs.k_rot_root, F0, "Theta", 1 / L), (springs.k_lat_root, F0, "W", 1.0),
+                       (springs.k_rot_tip, F1, "Theta", 1 / L), (springs.k_lat_tip, F1, "W", 1.0)):  # fmt: skip
+        _, ks = _safe(jnp.asarray(k), jnp)
+        K = K + ks * s**2 * jnp.outer(F[q], F[q])
+    return K
 
 
 class SolvedElasticModes(ModeShapes):
@@ -469,6 +498,42 @@ class SolvedElasticModes(ModeShapes):
 
     def resolved(self) -> SolvedElasticModes:
         return self
+
+    def host_fields(self, eta):
+        return self.solved.host_fields(eta)
+
+
+class ElasticSnapshotModes(TrigHyperbolicModes):
+    """The shapes of :func:`elastic_modes` (``parametric=False``): a :class:`TrigHyperbolicModes`
+    whose coefficients are fixed (a fit moves them as free-form shapes, the frequency equation is
+    not re-solved), carrying the beam and the supports they were solved for (``EI`` … ``rhoI``, as
+    in :class:`ElasticModes`). A :func:`diffsim.beam` link adds the springs' strain energy
+    (:meth:`boundary_stiffness`) to its stiffness, as for the parametric form, and refuses a link
+    whose ``L``, ``EI``, ``mu``, tip or section data differ from these."""
+
+    EI: jax.Array
+    rhoA: jax.Array
+    L: jax.Array
+    k_rot_root: jax.Array
+    k_lat_root: jax.Array
+    k_rot_tip: jax.Array
+    k_lat_tip: jax.Array
+    tip_mass: jax.Array
+    tip_inertia: jax.Array
+    kAG: jax.Array
+    rhoI: jax.Array
+    theory: str = eqx.field(static=True)
+
+    def __init__(self, shapes: TrigHyperbolicModes, p, theory: str):
+        for k in ("a", "b", "c", "d", "alpha", "beta", "ta", "tb", "tc", "td", "p", "q", "tp", "tq"):
+            setattr(self, k, getattr(shapes, k))
+        for i, k in enumerate(_PARAMS):
+            setattr(self, k, p[i])
+        self.theory = theory
+
+    def boundary_stiffness(self, L=None):
+        """Modal stiffness of the four springs [n, n] at these shapes (:meth:`ElasticModes.boundary_stiffness`)."""
+        return _spring_stiffness(self, self, L)
 
 
 def _build(n, theory, normalize, s_max, kw):
@@ -500,10 +565,13 @@ def elastic_modes(n: int, *, L, EI, rhoA, k_rot_root=np.inf, k_lat_root=np.inf, 
         s_max: scan limit for ``s = sqrt(omega/c0)`` (default ``(n + 1) pi``, which bounds every
             root); ValueError when fewer than ``n`` roots lie below it (or below Timoshenko's cutoff).
         parametric: return an :class:`ElasticModes` (physical parameters as leaves, shapes solved
-            on every use) instead of a :class:`TrigHyperbolicModes` snapshot. Use it in a
-            :func:`diffsim.beam` link with finite springs: the link adds the springs' strain
-            energy (:meth:`ElasticModes.boundary_stiffness`) to its stiffness; a snapshot carries
-            the shapes only, not the springs.
+            on every use) instead of a snapshot (:class:`ElasticSnapshotModes`: a
+            :class:`TrigHyperbolicModes` with fixed coefficients). In a :func:`diffsim.beam` link
+            both add the springs' strain energy (``boundary_stiffness``) to its stiffness — the
+            shapes of a spring-supported beam without the spring's energy would be a link with a
+            free hinge at the root — and both must be given the link of their own beam (``L``,
+            ``EI``, ``mu``, ``tip_mass``, ``tip_inertia``); the snapshot's shapes stay fixed when
+            a fit moves the springs or the beam's data.
 
     Every float argument may be a JAX value: under ``jit``/``grad``/``vmap`` the returned
     coefficients are differentiable functions of them (implicit-function roots). Validation
@@ -517,7 +585,7 @@ def elastic_modes(n: int, *, L, EI, rhoA, k_rot_root=np.inf, k_lat_root=np.inf, 
     if parametric:
         return ElasticModes(*[p[i] for i in range(len(_PARAMS))], n_modes=n, theory=theory, normalize=normalize,
                             s_max=s_max)  # fmt: skip
-    return _solve(n, theory, normalize, s_max, p)[1]
+    return ElasticSnapshotModes(_solve(n, theory, normalize, s_max, p)[1], p, theory)
 
 
 def elastic_frequencies(n: int, *, L, EI, rhoA, k_rot_root=np.inf, k_lat_root=np.inf, k_rot_tip=0.0, k_lat_tip=0.0,

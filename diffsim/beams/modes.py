@@ -84,6 +84,20 @@ class ModeShapes(eqx.Module):
         within one computation, e.g. a link's integrals. Here: ``self``."""
         return self
 
+    def host_fields(self, eta):
+        """:meth:`fields` in NumPy (float64) at a NumPy ``eta`` [...], for build-time checks on the
+        host (:func:`diffsim.beam` checks that its Gauss rule resolves the shapes); ``None`` when the
+        family has no host form (here) or its data are traced."""
+        return None
+
+
+def _host(*arrays):
+    """The arrays as float64 NumPy arrays, or ``None`` when one is traced."""
+    try:
+        return [np.asarray(a, dtype=np.float64) for a in arrays]
+    except (TypeError, jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError):
+        return None
+
 
 def _as_eta(eta, like):
     eta = jnp.asarray(eta)
@@ -169,6 +183,21 @@ class TrigHyperbolicModes(ModeShapes):
         t = (self.ta, self.tb, self.tc, self.td, self.tp, self.tq)
         return {"W": value(*w), "dW": d1(*w), "ddW": d2(*w), "Theta": value(*t), "dTheta": d1(*t)}
 
+    def host_fields(self, eta):
+        names = ("a", "b", "c", "d", "p", "q", "ta", "tb", "tc", "td", "tp", "tq", "alpha", "beta")
+        v = _host(*(getattr(self, k) for k in names))
+        if v is None:
+            return None
+        a, b, c, d, p, q, ta, tb, tc, td, tp, tq, al, be = v
+        eta = np.asarray(eta, dtype=np.float64)[..., None]
+        s, co, sh, ch = np.sin(al * eta), np.cos(al * eta), np.sinh(be * eta), np.cosh(be * eta)
+        ep, em = np.exp(be * (eta - 1.0)), np.exp(-be * eta)
+        val = lambda A, B, C, D, P, Q: A * s + B * co + C * sh + D * ch + P * ep + Q * em  # noqa: E731
+        d1 = lambda A, B, C, D, P, Q: al * (A * co - B * s) + be * (C * ch + D * sh + P * ep - Q * em)  # noqa: E731
+        d2 = lambda A, B, C, D, P, Q: -(al**2) * (A * s + B * co) + be**2 * (C * sh + D * ch + P * ep + Q * em)  # noqa: E731
+        w, t = (a, b, c, d, p, q), (ta, tb, tc, td, tp, tq)
+        return {"W": val(*w), "dW": d1(*w), "ddW": d2(*w), "Theta": val(*t), "dTheta": d1(*t)}
+
 
 class PolynomialModes(ModeShapes):
     """``W_k(eta) = sum_j coeffs[k, j] eta**j`` (ascending powers; ``coeffs`` [n, p]).
@@ -226,6 +255,23 @@ class PolynomialModes(ModeShapes):
             Theta = self._horner(self.theta_coeffs, eta)
             dTheta = self._horner(self._deriv(self.theta_coeffs), eta)
         return {"W": W, "dW": dW, "ddW": ddW, "Theta": Theta, "dTheta": dTheta}
+
+    def host_fields(self, eta):
+        v = _host(self.coeffs) if self.theta_coeffs is None else _host(self.coeffs, self.theta_coeffs)
+        if v is None:
+            return None
+        eta = np.asarray(eta, dtype=np.float64)
+        ev = lambda c: np.polynomial.polynomial.polyval(eta, c.T, tensor=True)  # noqa: E731  [n, ...]
+        der = lambda c: np.polynomial.polynomial.polyder(c, axis=1) if c.shape[1] > 1 else np.zeros_like(c)  # noqa: E731
+        c0 = v[0]
+        c1 = der(c0)
+        c2 = der(c1)
+        f = {"W": ev(c0), "dW": ev(c1), "ddW": ev(c2)}
+        if self.theta_coeffs is None:
+            f["Theta"], f["dTheta"] = f["dW"], f["ddW"]
+        else:
+            f["Theta"], f["dTheta"] = ev(v[1]), ev(der(v[1]))
+        return {k: np.moveaxis(x, 0, -1) for k, x in f.items()}
 
 
 class CallableModes(ModeShapes):
@@ -437,6 +483,20 @@ class SupportedModes(ModeShapes):
         if self.root == "free":
             K = K + self.k_lat_root * jnp.outer(f0["W"], f0["W"])
         return K
+
+    def host_fields(self, eta):
+        f = self.shapes.host_fields(eta)
+        if f is None or self.root == "free":
+            return f
+        f0 = self.shapes.host_fields(np.zeros(()))
+        f = dict(f)
+        f["W"] = f["W"] - f0["W"]
+        if self.root == "clamped":
+            e = np.asarray(eta, dtype=np.float64)[..., None]
+            f["W"] = f["W"] - e * f0["Theta"]
+            f["dW"] = f["dW"] - f0["Theta"]
+            f["Theta"] = f["Theta"] - f0["Theta"]
+        return f
 
 
 # --------------------------------------------------------------------------------------------

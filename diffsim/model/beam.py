@@ -26,6 +26,8 @@ Modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35; Timoshenko stiffness
 
 from __future__ import annotations
 
+import dataclasses
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -33,6 +35,7 @@ import numpy as np
 
 from .._util import is_concrete
 from ..beams import ModeShapes
+from ..beams.elastic import ElasticModes, ElasticSnapshotModes, SolvedElasticModes, _host_params, _host_solve
 from ..compiled import staged
 from .flexbody import FlexBody
 
@@ -174,7 +177,7 @@ def beam(
     I_z=None,
     tip_mass=None,
     tip_inertia=None,
-    n_quad: int = 24,
+    n_quad: int | None = None,
     stiffening: bool = True,
     dtype=None,
 ) -> FlexBody:
@@ -192,21 +195,44 @@ def beam(
         tip_mass [kg], tip_inertia ``(J_x, J_y, J_z)`` [kg m²]: a concentrated mass at ``x = L``.
             Leave both ``None`` for no end mass; give ``tip_mass=0.0`` to keep an end mass that a
             fit may move away from zero.
-        n_quad: Gauss–Legendre points for the modal integrals and the mass sections.
+        n_quad: Gauss–Legendre points for the modal integrals and the mass sections. Default:
+            the fewest points from 24 up that resolve the shapes (below); a given ``n_quad`` that
+            does not resolve them is refused (BeamError naming the ``n_quad`` that would). The
+            check compares the modal integrals (mass, stiffness, foreshortening, first moments)
+            with those of a finer rule on the host, for the families with a host form
+            (:meth:`~diffsim.beams.ModeShapes.host_fields`: polynomial, trigonometric–hyperbolic,
+            Euler–Bernoulli, Timoshenko and elastic-boundary modes, supported ones of these);
+            splines and callables are not checked (default 24).
         stiffening: keep the foreshortening term (geometric stiffening), see
             :mod:`diffsim.model.flexbody`.
+
+    Refused (BeamError): shapes the Gauss rule does not resolve (``n_quad``); elastic-boundary
+    modes (:func:`~diffsim.beams.elastic_modes`) of another beam (``L``, ``EI``, ``mu``, tip, section
+    data); shapes with shear strain (``Theta ≠ dW``, Timoshenko) without the plane's ``kAG``;
+    stiffness data without their mode family; inertias of the wrong shape or sign.
 
     The returned link carries its description (``FlexBody.spec``, a :class:`Beam`).
     """
     _positive("L", L)
     _positive("mu", mu)
+    explicit_n = n_quad is not None
+    if explicit_n and (isinstance(n_quad, bool) or int(n_quad) != n_quad or int(n_quad) < 1):
+        raise BeamError(f"n_quad must be a positive integer (Gauss–Legendre points), got {n_quad!r}")
+    for name, v, unit in (("rotary_inertia", rotary_inertia, "kg m"), ("tip_inertia", tip_inertia, "kg m²")):
+        if v is not None and np.shape(v) != (3,):
+            raise BeamError(f"{name} must be the three values (J_x, J_y, J_z) [{unit}] about the link's x, y, z "
+                            f"axes, got shape {np.shape(v)}")  # fmt: skip
     spec = Beam(L=L, mu=mu, EI_z=EI_z, EI_y=EI_y, GJ=GJ, EA=EA, kAG_y=kAG_y, kAG_z=kAG_z, modes_y=modes_y,
                 modes_z=modes_z, modes_torsion=modes_torsion, modes_axial=modes_axial, rotary_inertia=rotary_inertia,
                 air_damping=air_damping, kelvin_voigt=kelvin_voigt, I_y=I_y, I_z=I_z, tip_mass=tip_mass,
-                tip_inertia=tip_inertia, n_quad=int(n_quad), stiffening=bool(stiffening))
-    for _, field, stiff, _, what in _FAMILIES:
+                tip_inertia=tip_inertia, n_quad=int(n_quad) if explicit_n else 24, stiffening=bool(stiffening))
+    for _, field, stiff, kag, what in _FAMILIES:
         if getattr(spec, field) is not None and getattr(spec, stiff) is None:
             raise BeamError(what)
+        for arg in (stiff, kag):
+            if arg is not None and getattr(spec, arg) is not None and getattr(spec, field) is None:
+                raise BeamError(f"{arg} given but no {field}: the link has no coordinates for it to act on; "
+                                f"give {field} or leave {arg} out")  # fmt: skip
     families = spec.families()
     if not families:
         raise BeamError("a flexible beam needs at least one mode family (modes_y, modes_z, modes_torsion, modes_axial)")
@@ -220,11 +246,160 @@ def beam(
         _positive("tip_mass", tip_mass, allow_zero=True)
     if tip_inertia is not None:
         _positive("tip_inertia", tip_inertia, allow_zero=True)
+    _positive("rotary_inertia", rotary_inertia, allow_zero=True)
     if is_concrete(kelvin_voigt) and np.any(np.asarray(kelvin_voigt) != 0):
         for name, _, _, _ in families:
             if name in ("y", "z") and (I_z if name == "y" else I_y) is None:
                 raise BeamError("kelvin_voigt damping needs the second moment I_z / I_y of the bending plane")
+    for name, shapes, stiff, kag in families:
+        _check_elastic_family(spec, name, shapes, stiff, kag)
+    host = _host_families(spec)
+    _check_shear(host)
+    n = _check_quadrature(spec, host, spec.n_quad, explicit_n)
+    if n != spec.n_quad:
+        spec = dataclasses.replace(spec, n_quad=n)
     return spec.flex_body(dtype)
+
+
+_FIELD = {"y": "modes_y", "z": "modes_z", "t": "modes_torsion", "a": "modes_axial"}
+_KAG = {"y": "kAG_y", "z": "kAG_z"}
+# Relative tolerance for an elastic-boundary family's beam data against the link's: the same
+# numbers given twice, so it only has to absorb their round trips (a product computed in another
+# order, a decimal literal: ~1e-16 .. 1e-15), while any physical difference is far larger.
+_DATA_RTOL = 1e-9
+# Shear strain dW − Theta of shapes meant to be Euler–Bernoulli: their Theta is dW to round-off
+# (the constructors set Theta's coefficients to dW's: ~1e-15 .. 1e-13 relative to max |dW| for the
+# highest modes), so anything above 1e-9 is a shear strain of Timoshenko-like shapes.
+_SHEAR_RTOL = 1e-9
+# Quadrature check (_check_quadrature): the modal integrals at n_quad against a finer rule, each
+# entry relative to sqrt(A_ii A_jj) (the modes' own scale, so independent of their normalisation).
+# Both are float64 sums on the host of fields evaluated to ~1e-13 (hyperbolic terms in their
+# stable form), so the round-off of the difference stays below ~1e-12 and neither tolerance can be
+# reached by round-off alone. The default n_quad is the fewest points from 24 up that meet
+# sqrt(eps) = 1.5e-8 (the integrals, hence the modal frequencies, dω/ω = ½ δK/K − ½ δM/M, to
+# ~1e-8: at no cost in accuracy for float64). A given n_quad is refused above 1e-6 (frequencies off
+# by more than ~5e-7, the size of an integration tolerance): an under-resolved rule (the
+# 20-mode cantilever at 24 points: 0.5, frequencies off by up to 35×) is refused, a deliberate
+# small rule that is accurate enough (2 cantilever modes at 8 points: 4.8e-8) is not.
+_QUAD_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
+_QUAD_REFUSE = 1e-6
+_QUAD_MAX = 4096
+
+
+def _check_elastic_family(spec, name, shapes, stiff, kag):
+    """Refuse elastic-boundary modes (``elastic_modes``) solved for another beam than the link's."""
+    src = shapes.modes if isinstance(shapes, SolvedElasticModes) else shapes
+    if not isinstance(src, (ElasticModes, ElasticSnapshotModes)):
+        return
+    field = _FIELD[name]
+    if name not in ("y", "z"):
+        raise BeamError(f"{field}: elastic_modes are bending shapes; give them as modes_y or modes_z")
+    axis = 2 if name == "y" else 1  # the bending axis: tip and section inertia about it
+    component = lambda v: v if not is_concrete(v) else np.asarray(v, dtype=float)[axis]  # noqa: E731
+    tm = 0.0 if spec.tip_mass is None else spec.tip_mass
+    tj = 0.0 if spec.tip_inertia is None else component(spec.tip_inertia)
+    pairs = [("L", "L", spec.L), ("EI", "EI_z" if name == "y" else "EI_y", stiff), ("rhoA", "mu", spec.mu),
+             ("tip_mass", "tip_mass", tm), ("tip_inertia", f"tip_inertia[{axis}]", tj)]  # fmt: skip
+    if src.theory == "timoshenko":  # (Euler–Bernoulli modes in a link with rotary inertia: a Rayleigh beam's Ritz basis)
+        if kag is None:
+            raise BeamError(f"{field} are Timoshenko elastic modes but {_KAG[name]} is not given: give {_KAG[name]} "
+                            "(their kAG) so the link has their shear energy")  # fmt: skip
+        pairs += [("kAG", _KAG[name], kag), ("rhoI", f"rotary_inertia[{axis}]", component(spec.rotary_inertia))]
+    for k, arg, link_value in pairs:
+        a, b = getattr(src, k), link_value
+        if not is_concrete(a, b):
+            continue
+        a, b = float(a), float(b)
+        if abs(a - b) > _DATA_RTOL * max(abs(a), abs(b)):
+            raise BeamError(
+                f"{field} were solved for {k} = {a:g} but the link has {arg} = {b:g}: elastic_modes must be given "
+                f"the link's own beam (L, EI, rhoA, tip_mass, tip_inertia about the bending axis; kAG, rhoI), or the "
+                f"link the modes' ({arg}={a:g})")  # fmt: skip
+
+
+def _host_families(spec):
+    """``[(name, host shapes, kAG)]`` of the families with a host form (:meth:`ModeShapes.host_fields`)."""
+    out = []
+    for name, shapes, _, kag in spec.families():
+        if isinstance(shapes, ElasticModes):  # solve once on the host, not on every evaluation
+            p = _host_params(shapes)
+            shapes = None if p is None else _host_solve(shapes.n_modes, shapes.theory, shapes.s_max, p)
+        host_fields = getattr(shapes, "host_fields", None)  # a user's family need not derive from ModeShapes
+        if host_fields is None or host_fields(np.zeros(1)) is None:
+            continue
+        out.append((name, shapes, kag))
+    return out
+
+
+def _check_shear(host):
+    """Refuse shapes with shear strain (Theta ≠ dW) in a plane without kAG: their shear energy
+    ``½∫kAG γ²`` would be left out of the link's stiffness."""
+    eta = np.linspace(0.0, 1.0, 101)
+    for name, shapes, kag in host:
+        if name not in ("y", "z") or kag is not None:
+            continue
+        f = shapes.host_fields(eta)
+        shear = np.max(np.abs(f["dW"] - f["Theta"]), axis=0)
+        scale = np.max(np.abs(f["dW"]), axis=0)
+        bad = np.nonzero(shear > _SHEAR_RTOL * scale)[0]
+        if bad.size:
+            k = int(bad[0])
+            raise BeamError(
+                f"{_FIELD[name]} have shear strain (Theta ≠ dW/deta, Timoshenko shapes: mode {k + 1}, max |dW − Theta| = "
+                f"{shear[k]:.3g} of max |dW| = {scale[k]:.3g}) but {_KAG[name]} is not given: the link would drop their "
+                f"shear energy; give {_KAG[name]} (shear stiffness k A G [N])")  # fmt: skip
+
+
+def _integrals_host(spec, host, n):
+    """Matrices and first moments that the link integrates over the span with ``n`` points."""
+    eta, w = gauss_legendre(n)
+    kv = is_concrete(spec.kelvin_voigt) and np.any(np.asarray(spec.kelvin_voigt) != 0)
+    out = []
+    for name, shapes, kag in host:
+        f = shapes.host_fields(eta)
+        qs = [f["W"], f["dW"]]
+        if name in ("y", "z"):
+            qs += [f["Theta"], f["dTheta"]] + ([f["dW"] - f["Theta"]] if kag is not None else [])
+            qs += [f["ddW"]] if kv else []
+        mats = [np.einsum("g,gi,gj->ij", w, q, q) for q in qs]
+        moments = [w @ f["W"], (w * eta) @ f["W"]]
+        out.append((mats, moments))
+    return out
+
+
+def _quadrature_error(spec, host, n):
+    """Largest relative difference of the span integrals at ``n`` points and at ``2 n + 8``."""
+    err = 0.0
+    for (mats, moms), (mats_r, moms_r) in zip(_integrals_host(spec, host, n), _integrals_host(spec, host, 2 * n + 8)):
+        for A, R in zip(mats, mats_r):
+            d = np.abs(np.diag(R))
+            d = d + 1e-300 + 1e-30 * d.max()
+            err = max(err, float(np.max(np.abs(A - R) / np.sqrt(np.outer(d, d)))))
+        dW = np.abs(np.diag(mats_r[0])) + 1e-300
+        for v, r in zip(moms, moms_r):
+            err = max(err, float(np.max(np.abs(v - r) / np.sqrt(dW))))
+        if not np.isfinite(err):
+            return np.inf
+    return err
+
+
+def _check_quadrature(spec, host, n, explicit):
+    """Default (``explicit`` False): the fewest points from ``n`` up whose rule resolves the shapes
+    to ``_QUAD_RTOL``. Given: ``n``, or a BeamError when its error exceeds ``_QUAD_REFUSE``."""
+    if not host:
+        return n
+    err = _quadrature_error(spec, host, n)
+    if err <= (_QUAD_REFUSE if explicit else _QUAD_RTOL):
+        return n
+    need = next((m for m in range(n + 1, _QUAD_MAX + 1) if _quadrature_error(spec, host, m) <= _QUAD_RTOL), None)
+    if explicit or need is None:
+        fix = f"give n_quad={need} or more (or leave it out: the default picks it)" if need else (
+            f"no rule up to {_QUAD_MAX} points resolves them: check the shapes")
+        raise BeamError(
+            f"n_quad={n} Gauss points do not resolve the mode shapes: their modal integrals differ by {err:.2g} "
+            f"(relative) from a finer rule's (tolerance {_QUAD_REFUSE:g}), so the link's mass and stiffness — and "
+            f"its frequencies — would be wrong; {fix}")  # fmt: skip
+    return need
 
 
 def _integrals(spec: Beam, dtype=None) -> FlexBody:

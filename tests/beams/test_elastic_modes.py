@@ -328,6 +328,47 @@ def test_plugs_into_a_flexible_link():
     np.testing.assert_allclose(fb2.end_phi_d[1], ref.fields(1.0)["W"], rtol=1e-12)
 
 
+def _link_frequencies(fb):
+    M = np.einsum("g,gki,gkj->ij", fb.m, fb.phi_d, fb.phi_d) + np.einsum("gki,gkl,glj->ij", fb.phi_r, fb.J, fb.phi_r)
+    Li = np.linalg.inv(np.linalg.cholesky(M))
+    return np.sqrt(np.sort(np.linalg.eigvalsh(Li @ np.asarray(fb.K) @ Li.T)))
+
+
+def test_a_link_must_be_the_beam_of_its_elastic_modes():
+    """Elastic-boundary modes solved for another beam (L, EI) or with a tip the link leaves out
+    are refused, parametric or snapshot; a snapshot carries its springs into the link (their
+    strain energy, as the parametric form), so the link has the frequencies of the elastic beam
+    (without the root spring's energy the first was 55 % low)."""
+    tip = dict(tip_mass=HUB["tip_mass"], tip_inertia=(0.0, 0.0, HUB["tip_inertia"]))
+    w = np.asarray(elastic_frequencies(3, **HUB))
+    for parametric in (True, False):
+        em = elastic_modes(3, **HUB, parametric=parametric)
+        with pytest.raises(ds.flexible.BeamError, match=r"modes_y were solved for L = 1 but the link has L = 0.5"):
+            beam(0.5, 1.2, EI_z=350.0, modes_y=em, **tip)
+        with pytest.raises(ds.flexible.BeamError, match=r"solved for EI = 35 but the link has EI_z = 350"):
+            beam(1.0, 1.2, EI_z=350.0, modes_y=em, **tip)
+        with pytest.raises(ds.flexible.BeamError, match=r"solved for tip_mass = 0.25 but the link has tip_mass = 0"):
+            beam(1.0, 1.2, EI_z=35.0, modes_y=em)
+        with pytest.raises(ds.flexible.BeamError, match=r"solved for tip_inertia = 0.001 .* tip_inertia\[2\] = 0"):
+            beam(1.0, 1.2, EI_z=35.0, modes_y=em, tip_mass=HUB["tip_mass"])
+        fb = beam(1.0, 1.2, EI_z=35.0, modes_y=em, **tip, n_quad=32)
+        np.testing.assert_allclose(_link_frequencies(fb), w, rtol=1e-9, err_msg=f"parametric={parametric}")
+    # Timoshenko modes: the link needs their kAG and rotary inertia
+    tim = dict(HUB, kAG=HUB["EI"] / HUB["L"] ** 2 * 40, rhoI=HUB["rhoA"] * HUB["L"] ** 2 * 2e-3)
+    em = elastic_modes(3, **tim, theory="timoshenko")
+    with pytest.raises(ds.flexible.BeamError, match="Timoshenko elastic modes but kAG_y is not given"):
+        beam(1.0, 1.2, EI_z=35.0, modes_y=em, **tip)
+    with pytest.raises(ds.flexible.BeamError, match=r"solved for rhoI = 0.0024 but the link has rotary_inertia\[2\] = 0"):
+        beam(1.0, 1.2, EI_z=35.0, modes_y=em, kAG_y=tim["kAG"], **tip)
+    fb = beam(1.0, 1.2, EI_z=35.0, modes_y=em, kAG_y=tim["kAG"], rotary_inertia=(0.0, 0.0, tim["rhoI"]), **tip,
+              n_quad=32)  # fmt: skip
+    np.testing.assert_allclose(_link_frequencies(fb), elastic_frequencies(3, **tim, theory="timoshenko"), rtol=1e-9)
+    # the x–z plane: the bending axis is y
+    fb = beam(1.0, 1.2, EI_y=35.0, modes_z=elastic_modes(3, **HUB), tip_mass=HUB["tip_mass"],
+              tip_inertia=(0.0, HUB["tip_inertia"], 0.0), n_quad=32)  # fmt: skip
+    np.testing.assert_allclose(_link_frequencies(fb), w, rtol=1e-9)
+
+
 # ------------------------------------------------------------------------------ bad input
 
 
