@@ -440,11 +440,15 @@ class ElasticModes(ModeShapes):
         the caller has them (:meth:`resolved`)."""
         return _spring_stiffness(self, self.shapes() if shapes is None else shapes, L)
 
-    def host_fields(self, eta):
+    def host_shapes(self) -> TrigHyperbolicModes | None:
+        """The shapes solved once on the host in NumPy (up to each mode's scale and sign), for
+        build-time checks without compiling the traceable solve; ``None`` when traced."""
         p = _host_params(self)
-        if p is None:
-            return None
-        return _host_solve(self.n_modes, self.theory, self.s_max, p).host_fields(eta)
+        return None if p is None else _host_solve(self.n_modes, self.theory, self.s_max, p)
+
+    def host_fields(self, eta):
+        shapes = self.host_shapes()
+        return None if shapes is None else shapes.host_fields(eta)
 
 
 def _host_params(m):

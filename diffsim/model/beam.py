@@ -35,7 +35,7 @@ import numpy as np
 
 from .._util import is_concrete
 from ..beams import ModeShapes
-from ..beams.elastic import ElasticModes, ElasticSnapshotModes, SolvedElasticModes, _host_params, _host_solve
+from ..beams.elastic import ElasticModes, ElasticSnapshotModes, SolvedElasticModes
 from ..compiled import staged
 from .flexbody import FlexBody
 
@@ -322,8 +322,7 @@ def _host_families(spec):
     out = []
     for name, shapes, _, kag in spec.families():
         if isinstance(shapes, ElasticModes):  # solve once on the host, not on every evaluation
-            p = _host_params(shapes)
-            shapes = None if p is None else _host_solve(shapes.n_modes, shapes.theory, shapes.s_max, p)
+            shapes = shapes.host_shapes()
         host_fields = getattr(shapes, "host_fields", None)  # a user's family need not derive from ModeShapes
         if host_fields is None or host_fields(np.zeros(1)) is None:
             continue
