@@ -24,7 +24,9 @@ on joint, fixed-tendon and site transmissions:
 
 ``motor`` is ``a = (1, 0, 0)``, ``b = 0``; ``position`` ``a = (k_p, 0, 0)``, ``b = (0, −k_p, −k_v)``;
 ``velocity`` ``a = (k_v, 0, 0)``, ``b = (0, 0, −k_v)``; a URDF ``effort`` limit is a motor whose force
-is clamped to ``±effort``. Everything else (activation dynamics, ball/free-joint, slider-crank,
+is clamped to ``±effort``. An :class:`~diffsim.model.model.Actuator` built by hand carries these
+gains too: a ``position`` / ``velocity`` one without them, or with other ones, is refused (it was
+applied as a motor; other gains are kind ``general``), and so is an empty ``gear``. Everything else (activation dynamics, ball/free-joint, slider-crank,
 body and spatial-tendon transmissions, user gains) is refused by :func:`actuation`, naming the
 actuator.
 
@@ -41,7 +43,7 @@ import numpy as np
 from . import spatial as sp
 from .dynamics.kinematics import body_velocities, forward_kinematics, site_poses
 from .model.joints import JointType
-from .model.model import Actuator, Model
+from .model.model import SERVO_GAINS, Actuator, Model, actuator_data_problem
 
 #: Actuator kinds applied (MJCF element names, ``effort`` for a URDF effort limit); the readers
 #: store each kind's gain and bias (module docstring).
@@ -163,6 +165,34 @@ def _refuse(a: Actuator, why: str):
     raise ActuationError(f"actuator {a.name or '(unnamed)'!r} ({a.kind} on {a.trntype} {a.target!r}): {why}")
 
 
+#: ``(gainprm, biasprm)`` of a servo kind (MJCF ``<position kp kv>``, ``<velocity kv>``) for its
+#: gain ``a_0`` and velocity bias ``b_2``.
+_SERVO = {"position": lambda a0, b2: ((a0, 0.0, 0.0), (0.0, -a0, b2)),
+          "velocity": lambda a0, b2: ((a0, 0.0, 0.0), (0.0, 0.0, -a0))}
+
+
+def _check(a: Actuator):
+    """Refuse what :func:`actuation` does not apply: an unknown kind, activation dynamics, data
+    short of saying what the actuator does (:func:`~diffsim.model.model.actuator_data_problem`:
+    an empty gear, a servo kind without gains), and ``position`` / ``velocity`` gains that are not
+    that kind's (``position``: ``a = (k_p, 0, 0)``, ``b = (0, −k_p, −k_v)``; ``velocity``:
+    ``a = (k_v, 0, 0)``, ``b = (0, 0, −k_v)``; a fixed gain and an affine bias)."""
+    if a.kind not in KINDS:
+        _refuse(a, f"unknown kind (use one of {KINDS})")
+    if a.dyntype != "none":
+        _refuse(a, f"activation dynamics or actuator-side terms ({a.dyntype}) are not modelled; only dyntype none")
+    problem = actuator_data_problem(a)
+    if problem is not None:
+        _refuse(a, problem)
+    if a.kind in _SERVO:
+        g = tuple(float(x) for x in (tuple(a.gainprm) + (0.0, 0.0, 0.0))[:3])
+        b = tuple(float(x) for x in (tuple(a.biasprm) + (0.0, 0.0, 0.0))[:3])
+        if a.gaintype != "fixed" or a.biastype != "affine" or (g, b) != _SERVO[a.kind](g[0], b[2]):
+            _refuse(a, f"gainprm {g} and biasprm {b} (gaintype {a.gaintype!r}, biastype {a.biastype!r}) are not a "
+                       f"{a.kind} actuator's: {SERVO_GAINS[a.kind]}, a fixed gain and an affine bias (for other "
+                       "gains use kind 'general')")
+
+
 def _rows(model: Model, a: Actuator, gear: float):
     """``(moment row [nv], moment row in q [nq])`` of one actuator's transmission."""
     t = model.topology
@@ -202,10 +232,7 @@ def actuation(model: Model, dtype=None) -> Actuation:
                          "ModelBuilder.add_actuator); apply generalised forces with tau= instead")
     rows, rows_q, gains, biases, clo, chi, flo, fhi, sites, refs, site_gears = [], [], [], [], [], [], [], [], [], [], []
     for a in acts:
-        if a.kind not in KINDS:
-            _refuse(a, f"unknown kind (use one of {KINDS})")
-        if a.dyntype != "none":
-            _refuse(a, f"activation dynamics or actuator-side terms ({a.dyntype}) are not modelled; only dyntype none")
+        _check(a)
         gear = tuple(float(x) for x in a.gear) + (0.0,) * (6 - len(a.gear))
         if a.trntype == "site":
             try:

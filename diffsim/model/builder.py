@@ -13,7 +13,7 @@ import numpy as np
 from .flexbody import FlexBody
 from .joints import NV, USES_AXIS, JointType, motion_subspace, neutral
 from .mimic import Mimic
-from .model import Actuator, ActuatorForceRange, Geom, JointLimit, Model, Tendon
+from .model import Actuator, ActuatorForceRange, Geom, JointLimit, Model, Tendon, actuator_data_problem
 from .rotations import quat_to_rot, rot_to_quat
 from .topology import Topology
 
@@ -339,7 +339,13 @@ class ModelBuilder:
 
     def add_actuator(self, actuator: Actuator):
         """Add an actuator (``Model.actuators``; applied by :func:`diffsim.actuation` when a simulation
-        is given ``ctrl=``)."""
+        is given ``ctrl=``). Refuses one whose data do not say what it does
+        (:func:`~diffsim.model.model.actuator_data_problem`: an empty ``gear``, a ``position`` or
+        ``velocity`` actuator without its ``gainprm`` / ``biasprm``)."""
+        a = actuator
+        problem = actuator_data_problem(a)
+        if problem is not None:
+            raise ModelError(f"actuator {a.name or '(unnamed)'!r} ({a.kind} on {a.trntype} {a.target!r}): {problem}")
         self._actuators.append(actuator)
         return self
 

@@ -75,6 +75,27 @@ class Actuator(NamedTuple):
     refsite: str | None = None
 
 
+#: The gains each MJCF servo kind carries (the readers write them out as gainprm / biasprm).
+SERVO_GAINS = {"position": "gainprm=(kp,), biasprm=(0, -kp, -kv) (MuJoCo's defaults: kp = 1, kv = 0)",
+               "velocity": "gainprm=(kv,), biasprm=(0, 0, -kv) (MuJoCo's default: kv = 1)"}
+
+
+def actuator_data_problem(a: Actuator) -> str | None:
+    """What leaves an :class:`Actuator`'s data short of saying what it does, or ``None``: a
+    ``gear`` with no entry (it gave a zero force, silently) or more than 6, and a ``position`` /
+    ``velocity`` actuator without its ``gainprm`` and ``biasprm`` (:data:`SERVO_GAINS`; without
+    them it was applied as a motor of gain 1). :meth:`diffsim.ModelBuilder.add_actuator` and
+    :func:`diffsim.actuation` refuse these; what a file may hold but diffsim does not apply
+    (activation dynamics, other transmissions) is kept as data and refused by the latter."""
+    if not 1 <= len(a.gear) <= 6:
+        return (f"gear {tuple(a.gear)} must have 1 to 6 entries (the transmission's gain, e.g. (1.0,); a hinge or "
+                "slide takes gear[0], a site the 6-vector)")
+    if a.kind in SERVO_GAINS and (not a.gainprm or not a.biasprm):
+        return (f"a {a.kind} actuator needs its gains, as MJCF <{a.kind}> gives them: {SERVO_GAINS[a.kind]}; "
+                "without them it acted as a motor")
+    return None
+
+
 class Tendon(NamedTuple):
     """A tendon read from a file and kept as data (``Model.tendons``): MuJoCo's ``fixed`` tendon
     (length ``Σ coef · q_joint``, ``joints`` = ((joint, coef), …)) or ``spatial`` (its path

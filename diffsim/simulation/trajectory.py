@@ -4,6 +4,7 @@ contact, fixed-step rollouts, complementarity time stepping) and the :class:`Sta
 from __future__ import annotations
 
 import enum
+import functools
 import warnings
 
 import diffrax
@@ -71,6 +72,21 @@ def status_from_diffrax(result, event: Status = Status.SUCCESS, root_find: bool 
 _LCP_FIELDS = ("lambda_N", "lambda_T", "friction", "gap", "slip", "mode", "lcp_status")
 
 
+def _per_run(method):
+    """A derived quantity of one run, mapped over the batch axes of a batched :class:`Trajectory`
+    (``jax.vmap(simulate)``, nested ``vmap`` or any leading axes on ``t``): ``t.ndim − 1`` vmaps
+    over every array of the trajectory — its model and contact record included, which ``vmap``
+    batches along with the states (a batch over a mass or a contact stiffness is a batch of
+    models) — so each member gives what the method gives on that member alone."""
+
+    @functools.wraps(method)
+    def per_run(self):
+        rank = jnp.ndim(self.t) - 1
+        return method(self) if rank <= 0 else _batched(method.__name__, self, rank)
+
+    return per_run
+
+
 class Trajectory(eqx.Module):
     """A simulated motion, time-major: ``t`` [T], ``q`` [T, nq], ``v`` [T, nv]; ``status`` a
     :class:`Status` code (an array under ``vmap``; ``message`` reads it); ``num_steps`` the
@@ -80,7 +96,10 @@ class Trajectory(eqx.Module):
     complementarity contact: multipliers, modes, per-step LCP status).
 
     Every simulator returns this type: :func:`diffsim.simulate` (with or without contact),
-    :func:`diffsim.rollout` and complementarity time stepping."""
+    :func:`diffsim.rollout` and complementarity time stepping. Under ``jax.vmap`` every array gains
+    the batch axes in front (``t`` [B, T], ``q`` [B, T, nq], the model's and contact record's
+    arrays [B, …]); the derived quantities (:meth:`energy`, :meth:`contact_forces`,
+    :meth:`energy_balance` …) then have them in front too, each member's what that run alone gives."""
 
     t: Float[Array, " T"]
     q: Float[Array, "T nq"]
@@ -124,38 +143,51 @@ class Trajectory(eqx.Module):
             return getattr(contact, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    # ---- derived quantities (vectorised over time) ----
+    # ---- derived quantities (vectorised over time; over the batch axes of a batched run) ----
+    @property
+    def batch_shape(self) -> tuple:
+        """The leading batch axes: ``()`` for one run, ``(B,)`` for ``jax.vmap(simulate)`` over B
+        inputs (``t`` [B, T], ``q`` [B, T, nq], every array of ``model`` and ``contact`` [B, …])."""
+        return tuple(jnp.shape(self.t)[:-1])
+
     def _map_q(self, fn):
         return jax.vmap(fn)(self.q)
 
     def _map_qv(self, fn):
         return jax.vmap(fn)(self.q, self.v)
 
+    @_per_run
     def body_com(self):
         """World-frame centres of mass [T, nb, 3]."""
         return self._map_q(lambda q: body_com(self.model, q))
 
+    @_per_run
     def body_poses(self):
         """World rotations [T, nb, 3, 3] and origins [T, nb, 3] of the body frames."""
         k = self._map_q(lambda q: forward_kinematics(self.model, q))
         return k.R, k.p
 
+    @_per_run
     def kinetic_energy(self):
         """[T] J."""
         return self._map_qv(lambda q, v: kinetic_energy(self.model, q, v))
 
+    @_per_run
     def potential_energy(self):
         """[T] J (gravity and, for flexible links, strain)."""
         return self._map_q(lambda q: potential_energy(self.model, q))
 
+    @_per_run
     def energy(self):
         """Total mechanical energy [T] J."""
         return self.kinetic_energy() + self.potential_energy()
 
+    @_per_run
     def linear_momentum(self):
         """[T, 3] N s, world frame."""
         return self._map_qv(lambda q, v: linear_momentum(self.model, q, v))
 
+    @_per_run
     def angular_momentum(self):
         """[T, 3] N m s, about the world origin, world frame."""
         return self._map_qv(lambda q, v: angular_momentum(self.model, q, v))
@@ -165,6 +197,7 @@ class Trajectory(eqx.Module):
         if self.contact is None or not hasattr(self.contact, "memory"):
             raise ValueError("this trajectory has no compliant contact (System(..., contact=compliant_contact(...)))")
 
+    @_per_run
     def contact_forces(self):
         """:class:`diffsim.contact.ContactForces` at every saved time (leading axis T):
         penetration, its rate, normal, slip, ``f_n`` [T, nc], ``f_t`` [T, nc, 3], ``Q``, powers."""
@@ -172,14 +205,63 @@ class Trajectory(eqx.Module):
         c = self.contact
         return _contact_forces(self.model, c.contact, self.q, self.v, c.memory, c.z)
 
+    @_per_run
+    def energy_drift(self):
+        """The absolute error of the work–energy balance and its scale, ``(E − E(t0) [T], S)`` in J:
+        ``E`` the balance of :meth:`energy_balance`, ``S = max_t (T + |V| + Σ_i |W_i|)`` (``T``
+        kinetic, ``V`` potential energy, ``W_i`` the contact works, all at the saved times).
+
+        ``S`` is the size of the largest sum the balance forms, so ``(E − E(t0)) / S`` reads as
+        the digits lost against the solver's relative tolerance. It is positive whenever anything
+        in the run has energy, whatever the zero of the potential: ``E(t0)`` is not (a body
+        released at rest from the height where ``V = 0`` has ``E(t0) = 0``, and the percentage
+        of it was NaN or inf for a drift of 1e-10 J). ``S ≥ |E(t0)|`` (the terms at ``t0`` are
+        among those maximised), so the percentage of ``S`` is never larger than the former
+        percentage of ``|E(t0)|``. ``S`` grows with ``|V|``: a potential whose zero lies far from
+        the motion makes the relative error smaller — read ``E − E(t0)`` there."""
+        E, S = self._balance()
+        return E - E[0], S
+
+    @_per_run
     def energy_balance(self):
         """Seed 001 eq 31: ``E = T + V − W_D − W_FN − W_FT − W_applied`` [T] (constant for an exact
-        solution) and its error in percent of ``|E(t0)|``: ``(E, error_pct)``."""
+        solution) and its error in percent of the balance's energy scale ``S`` (:meth:`energy_drift`,
+        ``max_t (T + |V| + Σ|W_i|)``): ``(E, error_pct)``, ``error_pct = 100 (E − E(t0)) / S``
+        (0 where ``S = 0``: nothing moved and nothing has energy). The absolute error in J is
+        ``E − E[0]`` (:meth:`energy_drift` returns it with ``S``)."""
+        E, S = self._balance()
+        return E, jnp.where(S > 0, 100.0 * (E - E[0]) / jnp.where(S > 0, S, 1.0), 0.0)
+
+    def _balance(self):
+        """``(E [T], S)`` of one run (:meth:`energy_drift`)."""
         self._need_compliant_contact()
-        E = self.energy() - jnp.sum(self.contact.work, axis=-1)
-        return E, 100.0 * (E - E[0]) / jnp.abs(E[0])
+        Tk, V, W = self.kinetic_energy(), self.potential_energy(), self.contact.work
+        return Tk + V - jnp.sum(W, axis=-1), jnp.max(Tk + jnp.abs(V) + jnp.sum(jnp.abs(W), axis=-1))
 
 
 @eqx.filter_jit  # one program (op by op, an eager vmap of the contact law compiled each primitive on its own)
 def _contact_forces(model, contact, q, v, memory, z):
     return jax.vmap(lambda q, v, m, z: contact.forces(model, q, v, m, z))(q, v, memory, z)
+
+
+def _check_batched(traj, rank):
+    batch = tuple(jnp.shape(traj.t)[:rank])
+    bad = [jax.tree_util.keystr(path) for path, x in jax.tree_util.tree_leaves_with_path(traj)
+           if eqx.is_array(x) and tuple(x.shape[:rank]) != batch]
+    if bad:
+        raise ValueError(f"a batched Trajectory (batch shape {batch}) needs every array batched, as jax.vmap returns "
+                         f"them; {', '.join(bad[:4])}{' …' if len(bad) > 4 else ''} "
+                         f"{'is' if len(bad) == 1 else 'are'} not: call the method inside the vmap instead")
+
+
+@eqx.filter_jit  # one program per method and model structure (an eager vmap compiles each primitive on its own)
+def _batched_jit(name, traj, rank):
+    fn = getattr(Trajectory, name)
+    for _ in range(rank):
+        fn = eqx.filter_vmap(fn)
+    return fn(traj)
+
+
+def _batched(name, traj, rank):
+    _check_batched(traj, rank)
+    return _batched_jit(name, traj, rank)

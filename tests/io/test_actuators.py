@@ -14,11 +14,13 @@ does, and ``ctrl=`` drives ``simulate`` / ``rollout``.
   effort limits as the joints' ``actuatorfrcrange`` (87 / 12 N m): the servos saturate there.
 * Gradients of a rollout's final state with respect to the controls and the servo gains: reverse
   mode vs central differences.
-* Refusals name the actuator.
+* Refusals name the actuator; a hand-built ``position`` / ``velocity`` actuator needs its kind's
+  gains (it acted as a motor without them) and a gear.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import re
 
@@ -188,3 +190,35 @@ def test_refusals_name_the_actuator():
         ds.actuation(m)(jnp.zeros(3), jnp.zeros(3), jnp.zeros(3))
     with pytest.raises(ValueError, match="ctrl needs the model's actuation"):
         ds.Loads(ctrl=jnp.zeros(4))
+
+
+def test_servo_kinds_need_their_gains_and_a_gear():
+    """An Actuator built by hand with kind position (or velocity) and no gainprm / biasprm was
+    applied as a motor (0.5 N m at its target angle), and an empty gear gave a zero force: both
+    are refused when added, and gains that are not the kind's when applied."""
+    from diffsim.model.model import Actuator
+
+    def builder():
+        b = ds.ModelBuilder()
+        b.add_body("l", None, joint="revolute", mass=1.0, inertia=(1e-2,) * 3, joint_name="j")
+        return b
+
+    for a, msg in ((Actuator("servo", "position", "joint", "j", (1.0,), None, None), r"biasprm=\(0, -kp, -kv\)"),
+                   (Actuator("servo", "position", "joint", "j", (1.0,), None, None, (5.0,)), "needs its gains"),
+                   (Actuator("servo", "velocity", "joint", "j", (1.0,), None, None), r"biasprm=\(0, 0, -kv\)"),
+                   (Actuator("m", "motor", "joint", "j", (), None, None), "gear .. must have 1 to 6 entries"),
+                   (Actuator("m", "motor", "joint", "j", (1.0,) * 7, None, None), "1 to 6 entries")):
+        with pytest.raises(ds.ModelError, match=f"'{a.name}'.*{msg}"):
+            builder().add_actuator(a)
+        with pytest.raises(ds.ActuationError, match=f"'{a.name}'.*{msg}"):  # a model holding it by other means
+            ds.actuation(dataclasses.replace(builder().build(), actuators=(a,)))
+    for a in (Actuator("servo", "position", "joint", "j", (1.0,), None, None, (5.0,), (0.0, -4.0, -1.0)),
+              Actuator("servo", "velocity", "joint", "j", (1.0,), None, None, (2.0,), (0.0, 0.0, -2.0), biastype="none")):
+        with pytest.raises(ds.ActuationError, match="'servo'.*not a .* actuator's.*use kind 'general'"):
+            ds.actuation(builder().add_actuator(a).build())
+    # with its gains it is a servo: τ = kp (u − q) − kv q̇
+    servo = Actuator("servo", "position", "joint", "j", (1.0,), None, None, (5.0,), (0.0, -5.0, -1.0))
+    act = ds.actuation(builder().add_actuator(servo).build())
+    np.testing.assert_array_equal(act(jnp.array([0.5]), jnp.array([0.5]), jnp.zeros(1)), [0.0])
+    np.testing.assert_allclose(act(jnp.array([0.5]), jnp.array([0.1]), jnp.array([0.2])), [5.0 * 0.4 - 0.2],
+                               rtol=1e-15)
