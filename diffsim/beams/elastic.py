@@ -377,13 +377,9 @@ def _s_max(n, s_max):
     return float((n + 1) * np.pi) if s_max is None else float(s_max)
 
 
-class ElasticModes(ModeShapes):
-    """Elastic-boundary mode shapes whose float fields are the *physical* parameters (module
-    docstring): every call to :meth:`fields` solves the frequency equation (roots on the host,
-    implicit-function derivatives), so in a :func:`diffsim.beam` link the springs, tip mass and
-    section data are fittable parameters (``beam.<b>.modes_y.k_rot_root`` …) and the shapes move
-    with them. Build with :func:`elastic_modes` (``parametric=True``) for validated input.
-    """
+class _BeamData(eqx.Module):
+    """The beam and supports an elastic-boundary family is solved for (:data:`_PARAMS`; the
+    arguments of :func:`elastic_modes`)."""
 
     EI: jax.Array
     rhoA: jax.Array
@@ -396,6 +392,16 @@ class ElasticModes(ModeShapes):
     tip_inertia: jax.Array
     kAG: jax.Array
     rhoI: jax.Array
+
+
+class ElasticModes(ModeShapes, _BeamData):
+    """Elastic-boundary mode shapes whose float fields are the *physical* parameters (module
+    docstring): every call to :meth:`fields` solves the frequency equation (roots on the host,
+    implicit-function derivatives), so in a :func:`diffsim.beam` link the springs, tip mass and
+    section data are fittable parameters (``beam.<b>.modes_y.k_rot_root`` …) and the shapes move
+    with them. Build with :func:`elastic_modes` (``parametric=True``) for validated input.
+    """
+
     n_modes: int = eqx.field(static=True)
     theory: str = eqx.field(static=True)
     normalize: str = eqx.field(static=True)
@@ -507,7 +513,7 @@ class SolvedElasticModes(ModeShapes):
         return self.solved.host_fields(eta)
 
 
-class ElasticSnapshotModes(TrigHyperbolicModes):
+class ElasticSnapshotModes(TrigHyperbolicModes, _BeamData):
     """The shapes of :func:`elastic_modes` (``parametric=False``): a :class:`TrigHyperbolicModes`
     whose coefficients are fixed (a fit moves them as free-form shapes, the frequency equation is
     not re-solved), carrying the beam and the supports they were solved for (``EI`` … ``rhoI``, as
@@ -515,17 +521,6 @@ class ElasticSnapshotModes(TrigHyperbolicModes):
     (:meth:`boundary_stiffness`) to its stiffness, as for the parametric form, and refuses a link
     whose ``L``, ``EI``, ``mu``, tip or section data differ from these."""
 
-    EI: jax.Array
-    rhoA: jax.Array
-    L: jax.Array
-    k_rot_root: jax.Array
-    k_lat_root: jax.Array
-    k_rot_tip: jax.Array
-    k_lat_tip: jax.Array
-    tip_mass: jax.Array
-    tip_inertia: jax.Array
-    kAG: jax.Array
-    rhoI: jax.Array
     theory: str = eqx.field(static=True)
 
     def __init__(self, shapes: TrigHyperbolicModes, p, theory: str):
