@@ -164,39 +164,37 @@ class TrigHyperbolicModes(ModeShapes):
 
     @eqx.filter_jit  # compiled once per shape; inlined when called inside a user's jit
     def fields(self, eta) -> dict:
-        eta = _as_eta(eta, self.alpha)[..., None]
-        al, be = self.alpha, self.beta
-        s, co = jnp.sin(al * eta), jnp.cos(al * eta)
-        sh, ch = jnp.sinh(be * eta), jnp.cosh(be * eta)
-        ep, em = jnp.exp(be * (eta - 1.0)), jnp.exp(-be * eta)
-
-        def value(A, B, C, D, P, Q):
-            return A * s + B * co + C * sh + D * ch + P * ep + Q * em
-
-        def d1(A, B, C, D, P, Q):
-            return al * (A * co - B * s) + be * (C * ch + D * sh + P * ep - Q * em)
-
-        def d2(A, B, C, D, P, Q):
-            return -al**2 * (A * s + B * co) + be**2 * (C * sh + D * ch + P * ep + Q * em)
-
         w = (self.a, self.b, self.c, self.d, self.p, self.q)
         t = (self.ta, self.tb, self.tc, self.td, self.tp, self.tq)
-        return {"W": value(*w), "dW": d1(*w), "ddW": d2(*w), "Theta": value(*t), "dTheta": d1(*t)}
+        return _trig_hyperbolic_fields(w, t, self.alpha, self.beta, _as_eta(eta, self.alpha)[..., None], jnp)
 
     def host_fields(self, eta):
         names = ("a", "b", "c", "d", "p", "q", "ta", "tb", "tc", "td", "tp", "tq", "alpha", "beta")
         v = _host(*(getattr(self, k) for k in names))
         if v is None:
             return None
-        a, b, c, d, p, q, ta, tb, tc, td, tp, tq, al, be = v
-        eta = np.asarray(eta, dtype=np.float64)[..., None]
-        s, co, sh, ch = np.sin(al * eta), np.cos(al * eta), np.sinh(be * eta), np.cosh(be * eta)
-        ep, em = np.exp(be * (eta - 1.0)), np.exp(-be * eta)
-        val = lambda A, B, C, D, P, Q: A * s + B * co + C * sh + D * ch + P * ep + Q * em  # noqa: E731
-        d1 = lambda A, B, C, D, P, Q: al * (A * co - B * s) + be * (C * ch + D * sh + P * ep - Q * em)  # noqa: E731
-        d2 = lambda A, B, C, D, P, Q: -(al**2) * (A * s + B * co) + be**2 * (C * sh + D * ch + P * ep + Q * em)  # noqa: E731
-        w, t = (a, b, c, d, p, q), (ta, tb, tc, td, tp, tq)
-        return {"W": val(*w), "dW": d1(*w), "ddW": d2(*w), "Theta": val(*t), "dTheta": d1(*t)}
+        return _trig_hyperbolic_fields(v[0:6], v[6:12], v[12], v[13], np.asarray(eta, dtype=np.float64)[..., None], np)
+
+
+def _trig_hyperbolic_fields(w, t, al, be, eta, xp) -> dict:
+    """``W, W', W'', Θ, Θ'`` of the trigonometric–hyperbolic family at ``eta`` [..., 1]: each
+    coefficient sextuple ``(A, B, C, D, P, Q)`` of ``w`` (deflection) and ``t`` (rotation) weighs
+    ``sin αη, cos αη, sinh βη, cosh βη, e^{β(η−1)}, e^{−βη}``; ``xp`` is ``jnp`` (traced) or ``np``
+    (the host checks)."""
+    s, co = xp.sin(al * eta), xp.cos(al * eta)
+    sh, ch = xp.sinh(be * eta), xp.cosh(be * eta)
+    ep, em = xp.exp(be * (eta - 1.0)), xp.exp(-be * eta)
+
+    def value(A, B, C, D, P, Q):
+        return A * s + B * co + C * sh + D * ch + P * ep + Q * em
+
+    def d1(A, B, C, D, P, Q):
+        return al * (A * co - B * s) + be * (C * ch + D * sh + P * ep - Q * em)
+
+    def d2(A, B, C, D, P, Q):
+        return -al**2 * (A * s + B * co) + be**2 * (C * sh + D * ch + P * ep + Q * em)
+
+    return {"W": value(*w), "dW": d1(*w), "ddW": d2(*w), "Theta": value(*t), "dTheta": d1(*t)}
 
 
 class PolynomialModes(ModeShapes):
