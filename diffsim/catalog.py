@@ -238,7 +238,7 @@ _BALL_DROP = ScenarioInfo(
         "t1": t1(1.2),
         "g": Option(9.81, "gravitational acceleration, along −z", unit="m/s²", ge=0.0),
         "law": Option("hu-guo", "normal-force law (diffsim.normal_law)", choices=NORMAL_LAWS),
-        "K": Option(1e6, "contact stiffness of the law, F = K δⁿ", unit="N/m^n", ge=0.0),
+        "K": Option(1e6, "contact stiffness of the law, F = K δⁿ", unit="N/m^n", gt=0.0),
         "c_r": Option(0.8, "coefficient of restitution of the law", unit="1", gt=0.0, le=1.0),
         "n_save": n_save(241),
         "noise": Option(0.0, "standard deviation of the noise added to data.csv", unit="m", ge=0.0),
