@@ -30,6 +30,7 @@ per parameter: the approach of ``mujoco.sysid``, kept for comparison in
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -42,7 +43,7 @@ import numpy as np
 import optimistix as optx
 import optimistix.internal as optxi
 
-from ..loads import as_loads
+from ..model.joints import QUAT_OFFSET, JointType
 from ..model.params import ParamError
 from ..simulation.sensitivity import ForwardSensitivity
 from ..simulation.simulate import simulate
@@ -141,6 +142,7 @@ class Prepared:
     system: System
     exp: Experiment
     fns: dict
+    quats: dict = dataclasses.field(default_factory=dict)  #: channel → offsets of its quaternion blocks
 
     @property
     def channels(self) -> tuple:
@@ -148,7 +150,9 @@ class Prepared:
 
     @property
     def observed(self) -> Observed:
-        return Observed(self.channels, tuple(self.fns[ch] for ch in self.channels), self.exp.name)
+        return Observed(self.channels, tuple(self.fns[ch] for ch in self.channels), self.exp.name,
+                        tuple(tuple(self.exp.data[ch].shape) for ch in self.channels),
+                        tuple(tuple(self.quats.get(ch, ())) for ch in self.channels))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,29 +165,131 @@ class Observed:
     channels: tuple
     fns: tuple  #: the observable of each channel, ``traj -> [T, ...]``
     name: str = dataclasses.field(compare=False)  #: the experiment's, for error messages
+    shapes: tuple = ()  #: each channel's data shape (a prediction that differs by a trailing 1 is reshaped)
+    quats: tuple = ()  #: per channel, the offsets of the quaternion blocks of its columns (q of ball/free joints)
 
     def predict(self, traj) -> dict:
-        return predict(traj, self.channels, dict(zip(self.channels, self.fns)))
+        """Each channel's prediction, shaped like its data (:func:`conform`)."""
+        out = predict(traj, self.channels, dict(zip(self.channels, self.fns)))
+        if not self.shapes:
+            return out
+        return {ch: conform(out[ch], shape, ch, self.name) for ch, shape in zip(self.channels, self.shapes)}
 
 
-def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
-    """Each experiment's system (its overrides and inputs; output grid = its sample times; events
-    that do not throw; :class:`ForwardSensitivity` for forward-mode Jacobians) and observables."""
+def conform(pred, shape, channel, name):
+    """``pred`` shaped as the data (``shape``): the same, or reshaped where the two differ only by
+    a trailing 1 (a column ``q.arm`` loads as [T], the hinge's ``q.arm`` predicts [T, 1]);
+    otherwise :class:`ExperimentError`."""
+    shape = tuple(shape)
+    if pred.shape == shape:
+        return pred
+    if pred.shape == (*shape, 1) or (*pred.shape, 1) == shape:
+        return jnp.reshape(pred, shape)
+    raise ExperimentError(f"experiment {name!r}: observable {channel!r} predicts shape {pred.shape}, "
+                          f"the data have {shape}")
+
+
+def align_quaternions(y, pred, offsets):
+    """``y`` [T, k] with each quaternion block ``y[:, o:o+4]`` (``o`` in ``offsets``) multiplied by
+    ``sign(<y_block, pred_block>)`` per sample: ``q`` and ``−q`` are one rotation (a logger's
+    convention, e.g. ``w >= 0``, picks either), so the data are compared with the prediction's
+    sign. Piecewise constant in the prediction: derivatives flow through ``y`` and ``pred`` as
+    usual (``±1`` times the data's tangent)."""
+    for o in offsets:
+        dot = jnp.sum(y[:, o:o + 4] * pred[:, o:o + 4], axis=-1, keepdims=True)
+        sign = jax.lax.stop_gradient(jnp.where(dot < 0, -1.0, 1.0)).astype(y.dtype)
+        y = y.at[:, o:o + 4].multiply(sign)
+    return y
+
+
+def _quaternion_offsets(model, channel, observables) -> tuple:
+    """The offsets of the quaternion blocks in the columns of a built-in ``q.<joint>`` channel of a
+    spherical or free joint (empty for any other channel, and for a channel given its own
+    observable function)."""
+    parts = channel.split(".")
+    if (observables and channel in observables) or len(parts) != 2 or parts[0] != "q":
+        return ()
+    t = model.topology
+    joints = list(t.joint_names)
+    if parts[1] not in joints:
+        return ()
+    jt = t.joint_types[joints.index(parts[1])]
+    return (QUAT_OFFSET[jt],) if jt in QUAT_OFFSET else ()
+
+
+def wrapped_angle_warnings(preps, observables=None) -> list[str]:
+    """Warnings for the ``q.<joint>`` data of revolute joints that jump by close to 2π between
+    consecutive samples (angles wrapped to (−π, π] by a logger: the model's angle is continuous,
+    so the residual there is ~2π/σ; ``np.unwrap`` the data)."""
+    out = []
+    for p in preps:
+        t = p.system.model.topology
+        joints = list(t.joint_names)
+        for ch, y in p.exp.data.items():
+            parts = ch.split(".")
+            if (observables and ch in observables) or len(parts) != 2 or parts[0] != "q" or parts[1] not in joints:
+                continue
+            if t.joint_types[joints.index(parts[1])] != JointType.REVOLUTE:
+                continue
+            d = np.diff(np.asarray(y, dtype=float).reshape(y.shape[0], -1), axis=0)
+            jumps = np.abs(np.abs(d) - 2 * np.pi) < 0.5 * np.pi
+            if np.any(jumps):
+                k = int(np.argwhere(jumps.any(axis=1))[0, 0])
+                out.append(f"experiment {p.exp.name!r}: the hinge angle {ch!r} jumps by {float(d[k].flat[0]):.3g} rad "
+                           f"between t = {p.exp.t[k]:g} and {p.exp.t[k + 1]:g} s ({int(jumps.any(axis=1).sum())} "
+                           "such jumps): angles wrapped to (−π, π]? The model's angle is continuous; unwrap the data "
+                           "(np.unwrap) before fitting")
+    return out
+
+
+def unique_names(experiments, taken=()) -> list[Experiment]:
+    """The experiments with unique names: a repeated name gets ``#2``, ``#3``, … in order (a copy
+    of that experiment, renamed); ``taken``: names already in use."""
+    used = set(taken)
+    given = {e.name for e in experiments}
+    out, count = [], {}
+    for e in experiments:
+        name = e.name
+        if name in used:
+            k = count.get(name, 1)
+            while True:
+                k += 1
+                new = f"{name}#{k}"
+                if new not in used and new not in given:
+                    break
+            count[name] = k
+            e = copy.copy(e)
+            e.name = new
+        used.add(e.name)
+        out.append(e)
+    return out
+
+
+def prepare(system, experiments, observables, jacobian, taken=()) -> list[Prepared]:
+    """Each experiment's system (its overrides and inputs: ``tau=`` replaces the joint torques
+    only, ``loads=`` all loads; output grid = its sample times; events that do not throw;
+    :class:`ForwardSensitivity` for forward-mode Jacobians) and observables. Names are made unique
+    (:func:`unique_names`; ``taken``: names already in use)."""
     if isinstance(experiments, Experiment):
         experiments = [experiments]
     experiments = list(experiments)
     if not experiments:
         raise FitError("give at least one experiment")
-    out = []
     for e in experiments:
         if not isinstance(e, Experiment):
             raise FitError(f"experiments must be diffsim.identify.Experiment, got {type(e).__name__}")
+    out = []
+    for e in unique_names(experiments, taken):
         try:
             s = set_params(system, e.overrides) if e.overrides else system
         except ParamError as err:
             raise FitError(f"experiment {e.name!r}: {err}") from None
-        if e.tau is not None or e.loads is not None:
-            s = s.replace(loads=as_loads(e.tau, (), e.loads))
+        if e.tau is not None and e.loads is not None:
+            raise FitError(f"experiment {e.name!r}: give either tau= or loads=, not both")
+        if e.loads is not None:  # all of the system's loads replaced
+            s = s.replace(loads=e.loads)
+        elif e.tau is not None:  # the joint torques replaced; point forces and ctrl kept
+            s = s.replace(tau=e.tau)
         t0 = float(np.asarray(s.t0))
         if e.t[0] < t0 - 1e-12:
             raise FitError(f"experiment {e.name!r} starts at t = {e.t[0]} before the system's t0 = {t0}")
@@ -193,22 +299,25 @@ def prepare(system, experiments, observables, jacobian) -> list[Prepared]:
             fns = {ch: observable(s.model, ch, observables) for ch in e.data}
         except ExperimentError as err:
             raise FitError(f"experiment {e.name!r}: {err}") from None
-        out.append(Prepared(s, e, fns))
+        quats = {ch: q for ch in e.data if (q := _quaternion_offsets(s.model, ch, observables))}
+        out.append(Prepared(s, e, fns, quats))
     return out
 
 
 def experiment_residuals(obs: Observed, system: System, values, data: dict, sigma: dict):
     """Weighted residuals of one experiment (flat; a failed run's all set to
-    :data:`FAILED_RESIDUAL`) and its trajectory."""
+    :data:`FAILED_RESIDUAL`) and its trajectory. A prediction that differs from its data's shape
+    by a trailing 1 is reshaped (:func:`conform`); the measured quaternions of a ball or free
+    joint's ``q`` take the prediction's sign per sample (:func:`align_quaternions`)."""
     traj = simulate(set_params(system, values))
     ok = traj.status == Status.SUCCESS
     rs = []
-    for ch, fn in zip(obs.channels, obs.fns):
+    quats = obs.quats or ((),) * len(obs.channels)
+    for ch, fn, q in zip(obs.channels, obs.fns, quats):
         y = data[ch]
-        pred = jnp.asarray(fn(traj))
-        if pred.shape != y.shape:
-            raise ExperimentError(f"experiment {obs.name!r}: observable {ch!r} predicts shape {pred.shape}, "
-                                  f"the data have {y.shape}")
+        pred = conform(jnp.asarray(fn(traj)), y.shape, ch, obs.name)
+        if q:  # q and −q: one rotation (align_quaternions)
+            y = align_quaternions(y, pred, q)
         r = ((pred - y) / sigma[ch]).ravel()
         rs.append(jnp.where(ok & jnp.isfinite(r), r, FAILED_RESIDUAL))
     return jnp.concatenate(rs), traj
@@ -443,7 +552,8 @@ class Estimator(eqx.Module):
         """``(std_p, lo, hi, cov_p)`` of the flat physical parameters at ``θ``: ``Cov(θ) = s² (JᵀJ)⁻¹``
         from the SVD of ``J`` (:func:`gauss_newton_covariance`), ``Cov(p) = G Cov(θ) Gᵀ``; 95 %
         intervals ``forward(θ ± 1.96 σ_θ)`` for elementwise transforms (the transform's whole range
-        for an undetermined entry), ``p ± 1.96 σ_p`` otherwise. Entries that a direction without
+        for an undetermined entry), percentiles of ``forward(θ)`` over draws of ``θ`` otherwise
+        (:func:`_sampled_interval`): every interval lies in the parameter's domain. Entries that a direction without
         information reaches get ``std = inf`` (and NaN covariances), never a spuriously tight value."""
         _, J = self.jacobian(theta, data)
         return self.intervals_from_jacobian(theta, J, noise_scale)
@@ -468,9 +578,42 @@ class Estimator(eqx.Module):
                 lo.append(jnp.ravel(prm.transform.forward(theta[i] - Z95 * sd_t[i])))
                 hi.append(jnp.ravel(prm.transform.forward(theta[i] + Z95 * sd_t[i])))
             else:
-                lo.append(p[i] - Z95 * std_p[i])
-                hi.append(p[i] + Z95 * std_p[i])
+                a, b = _sampled_interval(prm, theta[i], cov_t[i, i], p[i], free_p[i])
+                lo.append(a)
+                hi.append(b)
         return std_p, jnp.concatenate(lo), jnp.concatenate(hi), cov_p
+
+
+#: draws of θ behind the 95 % interval of a parameter whose transform is not elementwise
+#: (:func:`_sampled_interval`; Monte Carlo error of each end ≈ 0.04 σ)
+N_INTERVAL_DRAWS = 4000
+
+
+def _sampled_interval(prm: Param, theta, cov_t, p, free):
+    """The 95 % interval of a parameter whose transform is not elementwise (``body.<b>.inertial``'s
+    log-Cholesky): the 2.5 and 97.5 percentiles, entry by entry, of ``forward(θ)`` over
+    :data:`N_INTERVAL_DRAWS` draws ``θ ~ N(θ̂, Cov(θ))`` (fixed key: the same fit gives the same
+    interval), widened to contain the estimate. Every draw is a value of the transform's range (a
+    positive mass, a physically consistent inertia), so both ends lie in the parameter's domain;
+    entries a direction without information reaches get the whole range of their kind (:func:`_domain`)."""
+    w, V = jnp.linalg.eigh(0.5 * (cov_t + cov_t.T))
+    root = V * jnp.sqrt(jnp.clip(w, 0.0, None))
+    z = jax.random.normal(jax.random.PRNGKey(0), (N_INTERVAL_DRAWS, theta.size), theta.dtype)
+    draws = jax.vmap(lambda u: jnp.ravel(prm.transform.forward(jnp.reshape(u, prm.shape) if prm.shape else u[0])))(
+        theta + z @ root.T)
+    lo, hi = jnp.percentile(draws, jnp.array([2.5, 97.5], theta.dtype), axis=0)
+    lo, hi = jnp.minimum(lo, p), jnp.maximum(hi, p)
+    dlo, dhi = _domain(prm, p.size, theta.dtype)
+    return jnp.where(free, dlo, lo), jnp.where(free, dhi, hi)
+
+
+def _domain(prm: Param, size, dtype):
+    """The range of each flat entry of a non-elementwise parameter: ``[0, ∞]`` for the mass and the
+    principal moments of ``body.<b>.inertial``, the real line otherwise."""
+    lo = np.full(size, -np.inf)
+    if is_inertial(prm.name) and size == 10:
+        lo[[0, 4, 5, 6]] = 0.0
+    return jnp.asarray(lo, dtype), jnp.full((size,), jnp.inf, dtype)
 
 
 def gauss_newton_covariance(J):

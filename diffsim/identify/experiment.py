@@ -6,7 +6,11 @@ experiment (initial state, inputs: ``{"q0.ball": ..., "contact.plane0.offset": .
 
 Observable names (:func:`observable`), each a function of a :class:`~diffsim.Trajectory`:
 
-* ``q.<joint>``, ``v.<joint>`` — joint coordinates / rates ([T, nq_j] / [T, nv_j]);
+* ``q.<joint>``, ``v.<joint>`` — joint coordinates / rates ([T, nq_j] / [T, nv_j]); the
+  quaternion of a spherical or free joint's ``q`` is compared up to its sign (``q`` and ``−q``
+  are one rotation: each measured sample takes the sign of the prediction,
+  ``y · sign(<y, y_pred>)``, so a logger's ``w >= 0`` convention fits); a hinge angle is compared
+  as it is (a fit warns about data wrapped to (−π, π]: ``np.unwrap`` them);
 * ``modes.<body>`` — the modal coordinates of a flexible link (its deflection shape amplitudes);
 * ``body.<b>.pos``, ``body.<b>.com`` — world position of a body's origin / centre of mass [T, 3]
   (``.x``, ``.y``, ``.z`` suffixes pick one component: ``body.ball.pos.z``);
@@ -17,6 +21,9 @@ Observable names (:func:`observable`), each a function of a :class:`~diffsim.Tra
 * ``contact.f_n`` — normal contact forces [T, n_pairs] (compliant contact);
 * any name given a function ``f(traj) -> [T, ...]`` in ``observables=`` (a scenario's own
   observables, e.g. the ball's ``z``).
+
+A channel's data may differ from its prediction's shape by a trailing 1 (a CSV column ``q.arm``
+[T] for the hinge's [T, 1]): the prediction is reshaped to the data's.
 """
 
 from __future__ import annotations
@@ -46,19 +53,24 @@ class Experiment:
     Args:
         t: sample times [T], strictly increasing, at least two.
         data: channel name → array [T] or [T, k].
-        sigma: channel name → noise standard deviation (scalar or per component); channels left
-            out get 1 (then the covariance is scaled by the residual variance, see
-            :func:`diffsim.identify.fit`).
-        overrides: named system parameters of this experiment (``q0.<joint>``, ``v0.<joint>``, …).
+        sigma: channel name → noise standard deviation: a scalar, one per component (shape
+            ``[k]``) or one per sample (shape ``[T]`` for a ``[T]`` channel, ``[T, 1]`` or ``[T, k]``
+            for a ``[T, k]`` channel; a ``[T]`` σ of a ``[T, k]`` channel with ``k = T`` is refused as
+            ambiguous); channels left out get 1 (then the covariance is scaled by the residual
+            variance, see :func:`diffsim.identify.fit`).
+        overrides: named system parameters of this experiment (``q0.<joint>``, ``v0.<joint>``, …);
+            a parameter being fitted cannot be one of them (:func:`diffsim.identify.fit` refuses it).
         tau, loads: this experiment's inputs (as in :class:`diffsim.System`); ``None`` keeps the
-            system's.
-        name: a label for reports.
+            system's. ``tau=`` replaces the system's joint torques only (its point forces and
+            ``ctrl`` stay); ``loads=`` replaces all of its loads.
+        name: a label for reports (a name repeated among a fit's experiments gets a suffix,
+            ``#2``, ``#3``, … in order: :func:`diffsim.identify.fit`).
     """
 
     def __init__(self, t, data: Mapping[str, object], sigma: Mapping[str, object] | None = None,
                  overrides: Mapping[str, object] | None = None, name: str = "experiment", *, tau=None,
                  loads=None):
-        t = np.asarray(t, dtype=float)
+        t = _real(t, f"{name}: t")
         if t.ndim != 1 or t.shape[0] < 2:
             raise ExperimentError(f"{name}: t must be a 1-D array of at least two times, got shape {t.shape}")
         if not np.all(np.isfinite(t)):
@@ -68,9 +80,11 @@ class Experiment:
             raise ExperimentError(f"{name}: t must be strictly increasing (t[{k}] = {t[k]} >= t[{k + 1}] = {t[k + 1]})")
         if not data:
             raise ExperimentError(f"{name}: no data channels")
+        if tau is not None and loads is not None:
+            raise ExperimentError(f"{name}: give either tau= (the joint torques) or loads= (all loads), not both")
         chans = {}
         for ch, y in data.items():
-            y = np.asarray(y, dtype=float)
+            y = _real(y, f"{name}: channel {ch!r}")
             if y.ndim == 0 or y.shape[0] != t.shape[0]:
                 raise ExperimentError(f"{name}: channel {ch!r} has {y.shape[0] if y.ndim else 'no'} samples (one per "
                                       f"time along its first axis), t has {t.shape[0]}")
@@ -83,16 +97,7 @@ class Experiment:
         unknown = set(sigma) - set(chans)
         if unknown:
             raise ExperimentError(f"{name}: sigma given for unknown channels {sorted(unknown)}; channels: {sorted(chans)}")
-        sig = {}
-        for ch, y in chans.items():
-            try:
-                s = np.broadcast_to(np.asarray(sigma.get(ch, 1.0), dtype=float), y.shape[1:]).copy()
-            except ValueError:
-                raise ExperimentError(f"{name}: sigma of {ch!r} has shape {np.shape(sigma[ch])}; give a scalar or one "
-                                      f"per component, shape {y.shape[1:]}") from None
-            if not np.all(np.isfinite(s)) or np.any(s <= 0):
-                raise ExperimentError(f"{name}: sigma of {ch!r} must be positive and finite, got {s.tolist()}")
-            sig[ch] = s
+        sig = {ch: _sigma(name, ch, y, sigma.get(ch, 1.0)) for ch, y in chans.items()}
         self.t, self.data, self.sigma = t, chans, sig
         self.sigma_given = {ch: ch in sigma for ch in chans}
         self.overrides = dict(overrides or {})
@@ -108,19 +113,63 @@ class Experiment:
         return f"Experiment({self.name!r}, T={self.t.shape[0]}, t=[{self.t[0]:g}, {self.t[-1]:g}], channels: {chans})"
 
 
+def _real(x, what: str) -> np.ndarray:
+    """``x`` as a float array; complex, text or object data raise :class:`ExperimentError` naming
+    ``what`` (a channel of an .npz file can hold strings)."""
+    a = np.asarray(x)
+    if np.iscomplexobj(a):
+        raise ExperimentError(f"{what} is complex ({a.dtype}): give real numbers (its real and imaginary parts as "
+                              "two channels, if both were measured)")
+    try:
+        return np.asarray(a, dtype=float)
+    except (TypeError, ValueError) as e:
+        raise ExperimentError(f"{what} is not numeric ({a.dtype}: {e})") from None
+
+
+def _sigma(name: str, ch: str, y: np.ndarray, given) -> np.ndarray:
+    """The σ of channel ``ch`` (data ``y`` [T, ...]): per component (broadcast to ``y.shape[1:]``)
+    or per sample (``[T]`` for a ``[T]`` channel, ``[T, 1]`` / ``[T, k]``: broadcast to
+    ``y.shape``). A ``[T]`` σ of a ``[T, k]`` channel with ``k = T`` could be either: refused."""
+    s = _real(given, f"{name}: sigma of {ch!r}")
+    T, comp = y.shape[0], y.shape[1:]
+    per_sample_shape = f"[{T}]" if y.ndim == 1 else f"[{T}, 1] or {[T, *comp]}"
+    if y.ndim >= 2 and s.shape == (T,) and comp[-1] == T:
+        raise ExperimentError(f"{name}: sigma of {ch!r} has shape ({T},), and the channel {list(y.shape)} has {T} "
+                              f"samples and {T} components: give shape [{T}, 1] for one σ per sample or "
+                              f"{list(comp)} for one per component")
+    try:
+        out = np.broadcast_to(s, comp).copy()
+    except ValueError:
+        out = None
+    if out is None and s.ndim == y.ndim and s.shape[0] == T:
+        try:
+            out = np.broadcast_to(s, y.shape).copy()
+        except ValueError:
+            out = None
+    if out is None:
+        raise ExperimentError(f"{name}: sigma of {ch!r} has shape {s.shape}; give a scalar, one per component "
+                              f"(shape {comp}) or one per sample (shape {per_sample_shape})")
+    if not np.all(np.isfinite(out)) or np.any(out <= 0):
+        raise ExperimentError(f"{name}: sigma of {ch!r} must be positive and finite, got {s.tolist()}")
+    return out
+
+
 def load_csv(path, *, sigma=None, overrides=None, time_column: str = "t", name: str | None = None) -> Experiment:
     """An :class:`Experiment` from a CSV file with a header row: a time column (``t``) and one
     column per channel (``z``; a vector channel as ``x[0], x[1], …``)."""
     path = Path(path)
     if not path.exists():
         raise ExperimentError(f"data file {path} does not exist")
-    with path.open(newline="") as fh:
+    with path.open(newline="", encoding="utf-8-sig") as fh:  # utf-8-sig: Excel's byte-order mark
         rows = list(csv.reader(fh))
     if len(rows) < 3:
         raise ExperimentError(f"{path}: needs a header row and at least two samples")
     header = [h.strip() for h in rows[0]]
     if time_column not in header:
         raise ExperimentError(f"{path}: no time column {time_column!r} in the header {header}")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise ExperimentError(f"{path}: the header names the columns {dup} more than once")
     rows = [(k + 2, r) for k, r in enumerate(rows[1:]) if any(c.strip() for c in r)]
     for line, r in rows:
         if len(r) != len(header):
@@ -158,14 +207,46 @@ def load(path, **kw) -> Experiment:
     raise ExperimentError(f"{path}: unknown data format {suffix!r} (use .csv with a header row, or .npz)")
 
 
+_VECTOR_COLUMN = re.compile(r"^(?P<base>[^\[\]]+)\[\s*(?P<index>\d+)\s*\]$")
+
+
 def _from_columns(cols, time_column, sigma, overrides, name) -> Experiment:
+    """The experiment of named columns: ``z`` is a channel, ``x[0], x[1], …, x[k-1]`` one vector
+    channel ``x`` [T, k] in index order (every index from 0 to k − 1 exactly once; a name both bare
+    and indexed, or any other use of brackets, is refused)."""
+    cols = dict(cols)
     t = cols.pop(time_column)
-    data: dict[str, list] = {}
-    for key in cols:  # gather x[0], x[1], ... into one vector channel
-        base, _, idx = key.partition("[")
-        data.setdefault(base if idx.endswith("]") else key, []).append(key)
-    chans = {ch: (cols[keys[0]] if len(keys) == 1 and keys[0] == ch else np.stack([cols[k] for k in keys], 1))
-             for ch, keys in data.items()}
+    where = f"{name}:"
+    bare, indexed = [], {}
+    for key in cols:
+        m = _VECTOR_COLUMN.match(key.strip())
+        if m is None:
+            if "[" in key or "]" in key:
+                raise ExperimentError(f"{where} column {key!r}: a vector channel's columns are named x[0], x[1], … "
+                                      "(one integer index from 0)")
+            bare.append(key)
+        else:
+            indexed.setdefault(m.group("base").strip(), []).append((int(m.group("index")), key))
+    chans = {}
+    for key in bare:
+        if key in indexed:
+            raise ExperimentError(f"{where} {key!r} is both a column and a vector channel "
+                                  f"({', '.join(k for _, k in indexed[key])}): rename one")
+        chans[key] = _real(cols[key], f"{where} channel {key!r}")
+    for base, items in indexed.items():
+        idx = sorted(i for i, _ in items)
+        if idx != list(range(len(items))):
+            raise ExperimentError(f"{where} the columns of vector channel {base!r} have indices {idx}: give each of "
+                                  f"0 … {len(items) - 1} exactly once ({', '.join(k for _, k in items)})")
+        comps = [_real(cols[k], f"{where} column {k!r}") for _, k in sorted(items)]
+        if any(c.ndim != 1 for c in comps):
+            raise ExperimentError(f"{where} the columns of vector channel {base!r} must each be 1-D (one value per "
+                                  f"sample), got shapes {[c.shape for c in comps]}")
+        try:
+            chans[base] = np.stack(comps, 1)
+        except ValueError:
+            raise ExperimentError(f"{where} the columns of vector channel {base!r} have different lengths "
+                                  f"{[c.shape[0] for c in comps]}") from None
     return Experiment(t, chans, sigma=sigma, overrides=overrides, name=name)
 
 
@@ -258,6 +339,8 @@ def _builtin(t, name: str):
             raise ExperimentError(f"observable {name!r}: no site {parts[1]!r}; sites: {sites}")
         k = sites.index(parts[1])
         axis = parts[3] if len(parts) == 4 else None
+        if axis is not None and axis not in _AXES:
+            raise ExperimentError(f"observable {name!r}: component must be x, y or z")
         return _component(lambda tr: tr._map_q(lambda q: site_poses(tr.model, q)[1][k]), axis)
     if name == "contact.f_n":
         return lambda tr: tr.contact_forces().f_n

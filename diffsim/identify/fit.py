@@ -13,11 +13,14 @@ Levenberg–Marquardt with the exact Jacobian: forward mode, through located imp
 Uncertainty (Gauss–Newton / Laplace at the optimum): ``Cov(θ) = s² (JᵀJ)⁻¹`` with ``s² = 1``
 when every channel's σ is given (absolute noise) and ``s² = 2C/(N − P)`` otherwise; ``Cov(p) =
 G Cov(θ) Gᵀ`` with ``G = ∂p/∂θ``. The 95 % interval is ``forward(θ ± 1.96 σ_θ)`` per entry for the
-elementwise transforms (asymmetric for log/logit, always inside the domain) and ``p ± 1.96 σ_p``
-otherwise.
+elementwise transforms (asymmetric for log/logit) and, for the others (``body.<b>.inertial``'s
+log-Cholesky), the 2.5 and 97.5 percentiles of ``forward(θ)`` over 4000 draws ``θ ~ N(θ̂,
+Cov(θ))`` with a fixed key: every interval lies inside the parameter's domain (a positive mass,
+a positive-definite inertia's moments).
 
 Identifiability: the singular values ``s_i`` of the Jacobian in relative parameters
-(``J_p diag(|p|)``, columns for zero-valued entries unscaled). A right singular vector ``v_i``
+(``J_p diag(scale)``: ``scale = |p|`` for log / logit entries, ``max(|p|, |p0|)`` with the start
+``p0`` for signed ones, which can be fitted at 0; 1 where that is 0). A right singular vector ``v_i``
 whose relative standard deviation ``s/s_i`` exceeds 1 (the data do not pin that combination to
 within 100 %), or with ``s_i < 1e-9 s_max`` (numerically null), is reported as a direction with no
 information, by the parameter combination it names.
@@ -25,6 +28,7 @@ information, by the parameter combination it names.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
@@ -33,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..model.params import ParamError
+from ..model.params import ParamError, split_index
 from ..precision import full_precision
 from ..simulation.system import System, get_param, param_names
 from .estimator import (
@@ -45,6 +49,7 @@ from .estimator import (
     estimator,
     is_inertial,
     prepare,
+    wrapped_angle_warnings,
 )
 from .experiment import Experiment
 from .report import save_fit
@@ -52,6 +57,7 @@ from .transforms import (
     AbstractTransform,
     Log,
     LogCholeskyInertia,
+    Logit,
     TransformError,
     default_transform,
 )
@@ -82,7 +88,6 @@ def _resolve(system, names, initial, transforms) -> list[Param]:
     extra = (set(initial) | set(transforms)) - set(names)
     if extra:
         raise FitError(f"initial/transforms given for names not being fitted: {sorted(extra)}")
-    out = []
     for n in names:
         if is_inertial(n):
             if f"body.{n.split('.')[1]}.mass" not in known:
@@ -92,6 +97,9 @@ def _resolve(system, names, initial, transforms) -> list[Param]:
                 get_param(system, n)
             except ParamError as e:
                 raise FitError(str(e)) from None
+    _check_overlap(system, names)
+    out = []
+    for n in names:
         v = np.asarray(initial.get(n, _value(system, n)), dtype=float)
         default_shape = np.shape(_value(system, n))
         if v.shape != default_shape:
@@ -100,10 +108,15 @@ def _resolve(system, names, initial, transforms) -> list[Param]:
             else:
                 raise FitError(f"initial value of {n!r} has shape {v.shape}, the parameter {default_shape}")
         tr = transforms.get(n) or (LogCholeskyInertia() if is_inertial(n) else default_transform(n, v))
-        if n not in transforms and not is_inertial(n) and np.any(v < 0) and isinstance(
-                default_transform(n, np.ones_like(v)), Log):  # a positive quantity: no silent switch to identity
+        positive = not is_inertial(n) and isinstance(default_transform(n, np.ones_like(v)), Log)
+        if n not in transforms and positive and np.any(v < 0):  # a positive quantity: no silent switch to identity
             raise FitError(f"{n!r}: initial value {v.tolist()} is negative, and this quantity is positive; start "
                            f"from a positive value (or give transforms={{{n!r}: Identity()}} to fit it unconstrained)")
+        if n not in transforms and positive and np.any(v == 0):  # log cannot start at 0; identity could go negative
+            raise FitError(f"{n!r}: the start {v.tolist()} is 0, on the edge of this quantity's domain (it cannot be "
+                           f"negative): start from a positive value (initial={{{n!r}: ...}} or the system's value; it "
+                           f"is then fitted in log space), or give a transform explicitly (transforms={{{n!r}: "
+                           f"Identity()}}: unconstrained, it can come back negative)")
         if not isinstance(tr, AbstractTransform):
             raise FitError(f"transform of {n!r} must be a diffsim.identify transform, got {type(tr).__name__}")
         try:
@@ -114,6 +127,83 @@ def _resolve(system, names, initial, transforms) -> list[Param]:
             raise FitError(f"{n!r}: initial value {v.tolist()} maps to a non-finite unconstrained value")
         out.append(Param(n, v.shape, tr, v))
     return out
+
+
+def entries(system, name) -> set:
+    """The entries ``(base name, index)`` of the system that the parameter ``name`` sets:
+    ``body.<b>.inertial`` the mass, the three of the centre of mass and the nine of the inertia;
+    ``joint.j.damping`` every entry; ``joint.j.damping[0]`` one (an index selects the entries
+    it is a prefix of)."""
+    if is_inertial(name):
+        b = name.split(".")[1]
+        return ({(f"body.{b}.mass", ())} | {(f"body.{b}.com", (k,)) for k in range(3)}
+                | {(f"body.{b}.inertia", ij) for ij in np.ndindex(3, 3)})
+    base, idx = split_index(name)
+    shape = np.shape(get_param(system, base))
+    idx = tuple(idx or ())
+    return {(base, full) for full in np.ndindex(*shape) if full[:len(idx)] == idx}
+
+
+def _entry_text(entry) -> str:
+    base, idx = entry
+    return f"{base}[{', '.join(map(str, idx))}]" if idx else base
+
+
+def _check_overlap(system, names):
+    """Two names of the fit that set the same entry (``body.arm.mass`` and ``body.arm.inertial``,
+    ``joint.arm.damping`` and ``joint.arm.damping[0]``) are one quantity fitted twice: refused."""
+    seen = {}
+    for n in names:
+        for e in sorted(entries(system, n)):
+            if e in seen:
+                raise FitError(f"{seen[e]!r} and {n!r} both set {_entry_text(e)}: fit each quantity under one name")
+            seen[e] = n
+
+
+def _check_overrides(system, params, experiments):
+    """An experiment's ``overrides`` of a fitted entry would be replaced by the fitted value: refused."""
+    fitted = {}
+    for p in params:
+        for e in entries(system, p.name):
+            fitted[e] = p.name
+    for exp in experiments:
+        for o in getattr(exp, "overrides", None) or {}:
+            try:
+                hit = sorted(entries(system, o) & set(fitted))
+            except (ParamError, TypeError, ValueError):  # not a parameter of the system: prepare() says so
+                continue
+            if hit:
+                raise FitError(f"experiment {exp.name!r}: its overrides set {o!r}, which the fit estimates "
+                               f"({fitted[hit[0]]!r}; the fitted value would replace the experiment's own): remove "
+                               "it from the overrides, or from the fitted names")
+
+
+def _relative_scale(params: Sequence[Param], p_flat) -> np.ndarray:
+    """The size of each flat entry behind the identifiability verdict's relative parameters: ``|p|``
+    for a positive (log / logit) entry; ``max(|p|, |p0|)`` (the start ``p0``) for a signed one, which
+    can be fitted at or near 0 (an initial velocity of 0) and would otherwise count as undetermined
+    however well the data pin it; 1 where both are 0 (absolute units)."""
+    out, k = [], 0
+    for prm in params:
+        v = np.abs(p_flat[k:k + prm.size])
+        if not isinstance(prm.transform, (Log, Logit)):
+            v = np.maximum(v, np.abs(np.ravel(np.asarray(prm.initial, dtype=float))))
+        out.append(np.where(v > 0, v, 1.0))
+        k += prm.size
+    return np.concatenate(out)
+
+
+def zero_start(system, name) -> bool:
+    """Whether ``name`` is a quantity that cannot be negative (log transform by default) whose value
+    in ``system`` has an entry at exactly 0: :func:`fit` refuses that start unless it is given a
+    transform (the CLI says which ``--set`` fixes it)."""
+    if is_inertial(name):
+        return False
+    try:
+        v = np.asarray(_value(system, name), dtype=float)
+    except (ParamError, TypeError, ValueError):
+        return False
+    return isinstance(default_transform(name, np.ones_like(v)), Log) and bool(np.any(v == 0))
 
 
 def _flat_names(params: Sequence[Param]) -> list[str]:
@@ -158,12 +248,17 @@ class FitResult:
     predictions: dict = dataclasses.field(repr=False, default_factory=dict)
     experiments: list = dataclasses.field(repr=False, default_factory=list)
     holdout: object = dataclasses.field(repr=False, default=None)
+    #: experiment name → {channel: offsets of its quaternion blocks} (the figures compare them up to sign)
+    quaternion_blocks: dict = dataclasses.field(repr=False, default_factory=dict)
 
     def to_json(self) -> dict:
         """The ``fit.json`` contract: ``params`` {NAME: {value, std, ci95, initial}}, ``cost``,
-        ``status``, ``iterations``, ``identifiable``, ``holdout_rms`` (+ details)."""
+        ``status``, ``iterations``, ``identifiable``, ``holdout_rms`` (+ details). Each parameter's
+        ``determined`` (true/false, shaped like its value) tells a finite ``std`` from an infinite one
+        (a direction without information), which JSON writes as ``null`` as it does NaN."""
         params = {n: {"value": self.value[n], "std": self.std[n], "ci95": list(self.ci95[n]),
-                      "initial": self.initial[n], "transform": self.transforms[n]} for n in self.names}
+                      "initial": self.initial[n], "transform": self.transforms[n],
+                      "determined": np.isfinite(np.asarray(self.std[n]))} for n in self.names}
         return {"params": params, "cost": self.cost, "status": self.status, "iterations": self.iterations,
                 "identifiable": self.identifiable, "holdout_rms": self.holdout_rms,
                 "converged": self.converged, "warnings": self.warnings, "chi2_per_dof": self.chi2_per_dof,
@@ -225,6 +320,7 @@ def _build(system, names, experiments, observables, initial, transforms, rtol, a
         raise FitError(f"max_steps must be a positive integer, got {max_steps}")
     params = _resolve(system, names, initial, transforms)
     preps = prepare(system, experiments, observables, jacobian)
+    _check_overrides(system, params, [p.exp for p in preps])
     n_samples = sum(p.exp.n_samples for p in preps)
     P = sum(p.size for p in params)
     if n_samples < P:
@@ -294,10 +390,18 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
         names: parameter names from :func:`diffsim.param_names` (``contact.K``,
             ``joint.j1.damping``, ``beam.arm.kelvin_voigt`` …) and ``body.<b>.inertial`` for a
             body's ten inertial parameters through the log-Cholesky pseudo-inertia.
-        experiments: :class:`Experiment` or a list of them (fitted jointly).
+        experiments: :class:`Experiment` or a list of them (fitted jointly). A name that repeats
+            is made unique with the suffixes ``#2``, ``#3``, … in order (the keys of
+            ``cost_per_experiment`` and ``predictions``, the figures' names); an experiment's
+            ``overrides`` may not set a fitted parameter (:class:`FitError`).
         observables: extra observable functions ``traj -> [T, ...]`` by channel name.
-        initial, transforms: per-name starting values / :mod:`.transforms` (defaults by name).
-        holdout: a validation experiment: its weighted rms residual at the fitted values.
+        initial, transforms: per-name starting values / :mod:`.transforms` (defaults by name: log
+            for a positive quantity, which must then start above 0 — a start at exactly 0 is refused
+            unless a transform is given). Two names that set the same entry (``body.b.mass`` and
+            ``body.b.inertial``) are refused.
+        holdout: a validation experiment: its weighted rms residual at the fitted values
+            (``holdout_rms``; ``None``, with a warning, when its simulation fails there). Named like a
+            training experiment, it is renamed ``<name>#holdout``.
         rtol, atol: Levenberg–Marquardt tolerances on the cost decrease and the step.
         max_steps: iteration limit (status ``max_steps`` when hit).
         n_starts: multi-start count: ``n_starts − 1`` extra starts at ``θ0 + spread·N(0, 1)``
@@ -324,6 +428,20 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
         raise FitError(f"n_starts must be >= 1, got {n_starts}")
     params, preps, est = _build(system, names, experiments, observables, initial, transforms, rtol, atol, max_steps,
                                 jacobian)
+    hp = None
+    if holdout is not None:  # prepared (and checked) before the search
+        if not isinstance(holdout, Experiment):
+            raise FitError(f"holdout must be a diffsim.identify.Experiment, got {type(holdout).__name__}")
+        taken = {p.exp.name for p in preps}
+        if holdout.name in taken:  # its predictions and figure would replace the training experiment's
+            holdout = copy.copy(holdout)
+            base, k = holdout.name, 1
+            holdout.name = f"{base}#holdout"
+            while holdout.name in taken:
+                k += 1
+                holdout.name = f"{base}#holdout{k}"
+        hp = prepare(system, [holdout], observables, jacobian)[0]
+        _check_overrides(system, params, [hp.exp])
     layout, n_samples, P = est.layout, sum(p.exp.n_samples for p in preps), est.layout.size
 
     theta0 = est.theta0
@@ -353,7 +471,7 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
     dof = max(n_samples - P, 1)
     noise_scale = 1.0 if sigma_given else float(np.sqrt(2.0 * cost / dof))
     chi2_dof = 2.0 * cost / dof
-    warns = []
+    warns = wrapped_angle_warnings(preps, observables)
     if sigma_given and chi2_dof > 1.0 + 5.0 * np.sqrt(2.0 / dof):
         warns.append(f"the cost is {chi2_dof:.3g}× what the stated noise predicts (χ²/dof = 1 ± {np.sqrt(2 / dof):.2g}):"
                      " a local minimum (try n_starts / --starts, or another start) or a model that cannot produce"
@@ -366,7 +484,7 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
         corr = cov_p / np.outer(d, d)
     p_flat = np.asarray(layout.physical_flat(theta))
     J_p = J @ np.linalg.pinv(G)
-    scale = np.where(np.abs(p_flat) > 0, np.abs(p_flat), 1.0)
+    scale = _relative_scale(params, p_flat)
     flat_names = _flat_names(params)
     ident = identifiability(J_p * scale, flat_names, noise_scale)
 
@@ -381,13 +499,21 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
     per_exp = {p.exp.name: float(0.5 * np.sum(np.asarray(rr) ** 2)) for p, (rr, _) in zip(preps, aux)}
     preds = {p.exp.name: {ch: np.asarray(y) for ch, y in pr.items()} for p, (_, pr) in zip(preps, aux)}
     hold = None
-    if holdout is not None:
-        hp = prepare(system, [holdout], observables, jacobian)[0]
+    if hp is not None:
+        warns += wrapped_angle_warnings([hp], observables)
         hest = estimator(params, [hp], jacobian=jacobian)
         _, aux, _ = _at_solution(hest, theta, False)
         rr, pred = aux[0]
-        hold = float(np.sqrt(np.mean(np.asarray(rr) ** 2)))
-        preds[holdout.name] = {ch: np.asarray(y) for ch, y in pred.items()}
+        rr = np.asarray(rr)
+        pred = {ch: np.asarray(y) for ch, y in pred.items()}
+        if np.any(rr == FAILED_RESIDUAL):
+            why = ("its predictions are not finite" if not all(np.all(np.isfinite(y)) for y in pred.values()) else
+                   "the solver did not succeed (step budget, a non-finite state or the event limit)")
+            warns.append(f"the holdout experiment {holdout.name!r} could not be simulated at the fitted values: {why};"
+                         " holdout_rms is None")
+        else:
+            hold = float(np.sqrt(np.mean(rr ** 2)))
+        preds[holdout.name] = pred
 
     converged = bool(ok) and not failed and bool(np.all(np.isfinite(p_flat)))
     status = "success" if converged else ("simulation failed at the solution" if failed else
@@ -396,4 +522,6 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
         names=[p.name for p in params], value=value, initial=init, std=std, ci95=ci, flat_names=flat_names,
         covariance=cov_p, correlation=corr, cost=cost, cost_per_experiment=per_exp, n_samples=n_samples,
         noise_scale=noise_scale, iterations=int(steps), status=status, converged=converged, identifiable=ident,
-        holdout_rms=hold, transforms=trn, chi2_per_dof=chi2_dof, warnings=warns, predictions=preds, experiments=[p.exp for p in preps], holdout=holdout)
+        holdout_rms=hold, transforms=trn, chi2_per_dof=chi2_dof, warnings=warns, predictions=preds,
+        experiments=[p.exp for p in preps], holdout=holdout,
+        quaternion_blocks={p.exp.name: dict(p.quats) for p in [*preps, *([hp] if hp is not None else [])] if p.quats})

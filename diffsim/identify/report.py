@@ -3,6 +3,7 @@ can read — model vs data per channel, weighted residuals, and the parameter co
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,30 +12,47 @@ from ..io.results import write_json
 from ..viz import new_figure, save_figure
 
 
-def _channels(exp, preds):
+def _channels(exp, preds, quats=None):
     for ch, y in exp.data.items():
+        for o in (quats or {}).get(ch, ()):  # q and −q: one rotation (the residuals' alignment)
+            dot = np.sum(y[:, o:o + 4] * np.asarray(preds[ch])[:, o:o + 4], axis=-1, keepdims=True)
+            y = y.copy()
+            y[:, o:o + 4] *= np.where(dot < 0, -1.0, 1.0)
+        s = np.broadcast_to(exp.sigma[ch], y.shape).reshape(y.shape[0], -1)  # per component or per sample
         y = y.reshape(y.shape[0], -1)
         p = np.asarray(preds[ch]).reshape(y.shape[0], -1)
-        s = np.broadcast_to(exp.sigma[ch].reshape(-1), (y.shape[1],))
         for k in range(y.shape[1]):
             label = ch if y.shape[1] == 1 else f"{ch}[{k}]"
-            yield label, y[:, k], p[:, k], s[k]
+            yield label, y[:, k], p[:, k], s[:, k]
+
+
+def _file_stem(name: str, used: set) -> str:
+    """A file-name-safe form of an experiment's name (``runs/a`` → ``runs_a``), unique among ``used``."""
+    stem = re.sub(r"[^A-Za-z0-9._#+=-]+", "_", name).strip("._") or "experiment"
+    out, k = stem, 1
+    while out in used:
+        k += 1
+        out = f"{stem}_{k}"
+    used.add(out)
+    return out
 
 
 def save_fit(result, out_dir, document: dict | None = None) -> list[Path]:
     """``fit.json``, ``fit_<experiment>.png`` (model vs data and weighted residuals per channel;
-    ``holdout_<name>.png`` for a validation experiment) and ``correlation.png``; ``document``
+    ``holdout_<name>.png`` for a validation experiment; the name with characters other than
+    letters, digits and ``._#+=-`` as ``_``) and ``correlation.png``; ``document``
     replaces :meth:`FitResult.to_json` as the JSON content (the CLI adds its own keys)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "fit.json"]
     write_json(paths[0], result.to_json() if document is None else document)
     exps = list(result.experiments) + ([result.holdout] if result.holdout is not None else [])
+    used = set()
     for exp in exps:
         preds = result.predictions.get(exp.name)
         if preds is None:
             continue
-        rows = list(_channels(exp, preds))
+        rows = list(_channels(exp, preds, getattr(result, "quaternion_blocks", {}).get(exp.name)))
         fig, axes = new_figure(len(rows), 2, figsize=(10.0, 2.6 * len(rows)), squeeze=False)
         for (label, y, p, s), (ax, axr) in zip(rows, axes):
             ax.plot(exp.t, y, ".", ms=3, color="0.5", label="data")
@@ -48,7 +66,7 @@ def save_fit(result, out_dir, document: dict | None = None) -> list[Path]:
             a.set_xlabel("t [s]")
         kind = "holdout" if exp is result.holdout else "fit"
         fig.suptitle(f"{kind}: {exp.name}")
-        paths.append(save_figure(fig, out / f"{kind}_{exp.name}.png"))
+        paths.append(save_figure(fig, out / f"{kind}_{_file_stem(exp.name, used)}.png"))
     C = np.asarray(result.correlation)
     n = len(result.flat_names)
     fig, ax = new_figure(figsize=(1.2 + 0.6 * n + 2.0, 1.2 + 0.6 * n))
