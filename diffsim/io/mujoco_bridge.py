@@ -40,11 +40,31 @@ _BIAS = {0: "none", 1: "affine", 2: "muscle", 3: "user"}  # mjtBias
 _DYN = {0: "none", 1: "integrator", 2: "filter", 3: "filterexact", 4: "muscle", 5: "user"}  # mjtDyn
 
 
-def _actuator_extras(m, a) -> str:
-    """MuJoCo 4's actuator-side damping, armature and delay, named (``actuation`` refuses them), or ''."""
-    out = [f"{k} {float(np.max(np.abs(getattr(m, 'actuator_' + k)[a])))}" for k in ("damping", "armature", "delay")
-           if hasattr(m, "actuator_" + k) and np.any(getattr(m, "actuator_" + k)[a])]
-    return ", ".join(out)
+def _actuator_joint_terms(m, awhere) -> tuple[np.ndarray, np.ndarray]:
+    """MuJoCo 4's actuator-side ``armature`` and ``damping`` per joint: ``Σ value · gear[0]²`` over
+    the actuators with a joint or jointinparent transmission on it (MuJoCo's
+    ``mj_actuatorArmature``/``mj_actuatorDamping``: added to the joint's, on each of its DOFs).
+    Refused (:class:`ModelError` naming the actuator): these terms on other transmissions,
+    polynomial actuator damping, and a ``delay``."""
+    arm, damp = np.zeros(m.njnt), np.zeros(m.njnt)
+    for a in range(m.nu):
+        if getattr(m, "actuator_delay", np.zeros(m.nu))[a] != 0:
+            raise ModelError(f"MjModel {awhere(a)}: delay {float(m.actuator_delay[a])} (a delayed control) is not "
+                             "supported")
+        if hasattr(m, "actuator_dampingpoly") and np.any(m.actuator_dampingpoly[a] != 0):
+            raise ModelError(f"MjModel {awhere(a)}: polynomial actuator damping is not supported (linear only)")
+        terms = {k: float(getattr(m, "actuator_" + k)[a]) for k in ("armature", "damping") if hasattr(m, "actuator_" + k)}
+        if not any(terms.values()):
+            continue
+        if int(m.actuator_trntype[a]) not in (0, 1):  # mjTRN_JOINT, mjTRN_JOINTINPARENT
+            raise ModelError(f"MjModel {awhere(a)}: actuator-side {', '.join(k for k, v in terms.items() if v)} on a "
+                             f"{_TRN.get(int(m.actuator_trntype[a]), '?')} transmission is not supported (on a joint "
+                             "transmission it is added to the joint's)")
+        g2 = float(m.actuator_gear[a][0]) ** 2
+        j = int(m.actuator_trnid[a][0])
+        arm[j] += terms.get("armature", 0.0) * g2
+        damp[j] += terms.get("damping", 0.0) * g2
+    return arm, damp
 
 
 def _name(mujoco, m, objtype, i):
@@ -59,7 +79,10 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
     ``jnt_stiffness``/``qpos_spring`` (joint springs; zero with the spring disable flag),
     ``qpos0`` of hinge/slide joints (``ref``: bodies are placed at ``q = 0``),
     ``dof_damping/armature/frictionloss`` (Coulomb friction smoothed over ``friction_width``,
-    zero when MuJoCo's frictionloss or constraints are disabled), ``opt.gravity`` (and the gravity/damper disable flags) and the
+    zero when MuJoCo's frictionloss or constraints are disabled) plus MuJoCo 4's actuator-side
+    ``actuator_armature``/``actuator_damping`` of joint transmissions (times ``gear[0]²``, as
+    :func:`load_mjcf` reads them), ``opt.gravity`` (and the gravity/damper disable flags; the
+    limit, equality and constraint flags drop joint ranges and equalities) and the
     sites. Geoms, joint ranges (``jnt_limited``; free joints' are ignored) and actuators are kept
     as data (``model.geoms``, ``model.joint_limits``, ``model.actuators``; one
     :class:`~diffsim.io.xml.UnsimulatedWarning`), as are tendons without passive forces or limits
@@ -107,9 +130,17 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
         ) or np.any(m.dof_frictionloss[d0:d0 + nd] != m.dof_frictionloss[d0]):
             raise ModelError(f"MjModel {jwhere(j)}: damping/armature/frictionloss must be equal on all dofs of a joint")
 
-    no_damper = bool(m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_DAMPER)
-    no_spring = bool(m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SPRING)
-    no_friction = bool(m.opt.disableflags & (mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT))
+    DSBL = mujoco.mjtDisableBit
+    no_damper = bool(m.opt.disableflags & DSBL.mjDSBL_DAMPER)
+    no_spring = bool(m.opt.disableflags & DSBL.mjDSBL_SPRING)
+    no_friction = bool(m.opt.disableflags & (DSBL.mjDSBL_FRICTIONLOSS | DSBL.mjDSBL_CONSTRAINT))
+    no_limits = bool(m.opt.disableflags & (DSBL.mjDSBL_LIMIT | DSBL.mjDSBL_CONSTRAINT))
+    no_equality = bool(m.opt.disableflags & (DSBL.mjDSBL_EQUALITY | DSBL.mjDSBL_CONSTRAINT))
+    for j in range(m.njnt):
+        if getattr(m, "jnt_springyield", np.zeros(m.njnt))[j] != 0:
+            raise ModelError(f"MjModel {jwhere(j)}: a spring yield (springyield, plasticity) is not supported")
+    act_armature, act_damping = _actuator_joint_terms(
+        m, lambda a: f"actuator {_name(mujoco, m, OBJ.mjOBJ_ACTUATOR, a)!r} (id {a})")
     bodies = []
     for b in range(1, m.nbody):
         bname = _name(mujoco, m, OBJ.mjOBJ_BODY, b)
@@ -121,10 +152,12 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
             kind = _MJ_KIND[int(m.jnt_type[j])]
             d0 = int(m.jnt_dofadr[j])
             pos = np.zeros(3) if kind == "free" else np.array(m.jnt_pos[j], float)
-            jrange = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if m.jnt_limited[j] and kind != "free" else None
+            limited = m.jnt_limited[j] and kind != "free" and not no_limits
+            jrange = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if limited else None
             joints.append(RawJoint(
                 kind, _name(mujoco, m, OBJ.mjOBJ_JOINT, j), pos, np.array(m.jnt_axis[j], float),
-                0.0 if no_damper else float(m.dof_damping[d0]), float(m.dof_armature[d0]), jwhere(j), jrange,
+                0.0 if no_damper else float(m.dof_damping[d0]) + act_damping[j],
+                float(m.dof_armature[d0]) + act_armature[j], jwhere(j), jrange,
                 0.0 if no_friction else float(m.dof_frictionloss[d0]),
                 0.0 if no_spring else float(m.jnt_stiffness[j]),
                 float(m.qpos_spring[int(m.jnt_qposadr[j])]) if kind in ("hinge", "slide") else 0.0,
@@ -157,9 +190,14 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
         wraps = range(int(m.tendon_adr[k]), int(m.tendon_adr[k]) + int(m.tendon_num[k]))
         fixed = all(int(m.wrap_type[i]) == 1 for i in wraps)  # mjWRAP_JOINT: a fixed tendon
         spring = bool(m.tendon_stiffness[k] or m.tendon_damping[k])
-        if m.tendon_frictionloss[k] or m.tendon_limited[k] or (spring and not fixed):
+        if (m.tendon_frictionloss[k] and not no_friction) or (m.tendon_limited[k] and not no_limits) or (
+                spring and not fixed):
             raise ModelError(f"MjModel {where}: tendons with friction loss or limits, and springs or dampers on spatial "
                              "tendons, are not supported")
+        for attr, what in (("tendon_armature", "armature"), ("tendon_springyield", "a spring yield (springyield)"),
+                           ("tendon_stiffnesspoly", "polynomial stiffness"), ("tendon_dampingpoly", "polynomial damping")):
+            if hasattr(m, attr) and np.any(getattr(m, attr)[k] != 0):
+                raise ModelError(f"MjModel {where}: tendon {what} is not supported")
         if spring and m.tendon_lengthspring[k][0] != m.tendon_lengthspring[k][1]:
             raise ModelError(f"MjModel {where}: a tendon spring's deadband is not supported")
         if fixed:
@@ -184,14 +222,14 @@ def from_mjmodel(mjmodel, *, friction_width: float = 1e-3, dtype=None) -> Model:
             tuple(float(x) for x in m.actuator_forcerange[a]) if m.actuator_forcelimited[a] else None,
             tuple(float(x) for x in m.actuator_gainprm[a][:3]), tuple(float(x) for x in m.actuator_biasprm[a][:3]),
             _GAIN.get(int(m.actuator_gaintype[a]), "user"), _BIAS.get(int(m.actuator_biastype[a]), "user"),
-            _actuator_extras(m, a) or _DYN.get(int(m.actuator_dyntype[a]), "user"),
+            _DYN.get(int(m.actuator_dyntype[a]), "user"),
             _name(mujoco, m, OBJ.mjOBJ_SITE, int(m.actuator_trnid[a][1]))
             if trn == "site" and int(m.actuator_trnid[a][1]) >= 0 else None))
     gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity, float)
     refs = {_name(mujoco, m, OBJ.mjOBJ_JOINT, j): float(m.qpos0[int(m.jnt_qposadr[j])]) for j in range(m.njnt)}
     mimics = []
     eq_kind = {0: "connect", 1: "weld", 2: "joint", 3: "tendon", 4: "flex"}  # mjtEq
-    for k in range(m.neq):
+    for k in range(m.neq if not no_equality else 0):  # <flag equality/constraint="disable"/>: none
         if not m.eq_active0[k]:
             continue
         kind = eq_kind.get(int(m.eq_type[k]), str(int(m.eq_type[k])))

@@ -89,6 +89,10 @@ def _link_inertia(doc, link):
     if ie is None:
         raise ModelError(f"URDF {w} of link {link.get('name')!r}: <inertia> is required")
     wi = doc.where(ie)
+    missing = [k for k in ("ixx", "iyy", "izz") if k not in ie.attrib]
+    if missing:  # urdfdom refuses it ("inertia element missing izz attribute"); a product of inertia defaults to 0
+        raise ModelError(f"URDF {wi} of link {link.get('name')!r}: <inertia> needs its moments ixx, iyy and izz; "
+                         f"missing {', '.join(missing)}")
     c = {k: float(floats(ie.get(k, "0"), 1, wi, k)[0]) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
     I = np.array(
         [[c["ixx"], c["ixy"], c["ixz"]], [c["ixy"], c["iyy"], c["iyz"]], [c["ixz"], c["iyz"], c["izz"]]]
@@ -219,6 +223,19 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
             + (" (the joints form a cycle)" if not roots else "")
         )
     root = roots[0]
+    children: dict = {}
+    for _, parent, child in joints:
+        children.setdefault(parent, []).append(child)
+    reached, stack = {root}, [root]
+    while stack:
+        for c in children.get(stack.pop(), ()):
+            if c not in reached:
+                reached.add(c)
+                stack.append(c)
+    if len(reached) != len(links):
+        lost = [n for n in links if n not in reached]
+        raise ModelError(f"URDF: links {lost} are not reachable from the root link {root!r} (their joints form a cycle "
+                         "detached from the tree)")
     joint_names = {j.get("name") for j, _, _ in joints}
     held = _massless_joints(doc, links, joints, root) if massless == "fix" else {}
     b = ModelBuilder(gravity=(0.0, 0.0, -9.81), physical_inertia="warn")
@@ -286,6 +303,8 @@ def load_urdf(source, floating_base: bool = False, *, friction_width: float = 1e
                 if lo > hi:
                     raise ModelError(f"URDF {wl} of joint {joint.get('name')!r}: lower {lo} > upper {hi}")
                 b.add_joint_limit(joint.get("name"), lo, hi)
+            if val.get("effort", 0.0) < 0:
+                raise ModelError(f"URDF {wl} of joint {joint.get('name')!r}: effort {val['effort']} must be non-negative")
             if val.get("effort", 0.0) > 0:
                 e = val["effort"]
                 b.add_actuator(Actuator(joint.get("name"), "effort", "joint", joint.get("name"),

@@ -46,40 +46,54 @@ class XmlDoc:
 
     def expand_includes(self, tag="include", root_tag=None):
         """Replace every ``<include file=...>`` by the children of the included file's root
-        (MJCF semantics), recursively; a relative path is relative to the directory of the file
-        that includes it (the current directory for a document given as a string). Elements
-        keep their own file and line for error messages."""
-        self._expand(self.root, (os.path.abspath(self.filename),) if self.filename != "<string>" else (), tag, root_tag)
+        (MJCF semantics), recursively. A relative path is looked up as MuJoCo does: first in the
+        directory of the main file (the current directory for a document given as a string), then
+        in the directory of the file that holds the ``<include>``. A file included twice (a cycle
+        included) is refused, as MuJoCo refuses it ("already included"). Elements keep their own file
+        and line for error messages."""
+        main = os.path.dirname(os.path.abspath(self.filename)) if self.filename != "<string>" else os.getcwd()
+        seen = {os.path.abspath(self.filename)} if self.filename != "<string>" else set()
+        self._expand(self.root, main, seen, tag, root_tag)
 
-    def _expand(self, parent, chain, tag, root_tag):
+    def _expand(self, parent, main, seen, tag, root_tag):
         k = 0
         while k < len(parent):
             el = parent[k]
             if el.tag != tag:
-                self._expand(el, chain, tag, root_tag)
+                self._expand(el, main, seen, tag, root_tag)
                 k += 1
                 continue
             w = self.where(el)
             if not el.get("file"):
                 raise ModelError(f"{self.what} {w}: an <{tag}> needs a file attribute")
+            if len(el):
+                raise ModelError(f"{self.what} {w}: an <{tag}> cannot have child elements")
             here = self._files.get(id(el), "<string>")
-            base = os.path.dirname(os.path.abspath(here)) if here != "<string>" else os.getcwd()
-            path = os.path.abspath(os.path.join(base, el.get("file")))
-            if path in chain:
-                raise ModelError(f"{self.what} {w}: {el.get('file')!r} includes itself (include cycle)")
+            local = os.path.dirname(os.path.abspath(here)) if here != "<string>" else os.getcwd()
+            path = os.path.abspath(os.path.join(main, el.get("file")))
+            if not os.path.isfile(path):  # MuJoCo: the main file's directory first, then the including file's
+                path = os.path.abspath(os.path.join(local, el.get("file")))
+            if path in seen:
+                raise ModelError(f"{self.what} {w}: {el.get('file')!r} is already included (each file can be included "
+                                 "once; an include cycle includes a file twice)")
             try:
                 with open(path, encoding="utf-8") as f:
                     text = f.read()
             except OSError as e:
                 raise ModelError(f"{self.what} {w}: cannot read included file {path!r}: {e.strerror}") from None
+            seen.add(path)
             sub = self._parse(text, path)
             if root_tag is not None and sub.tag != root_tag:
                 raise ModelError(f"{self.what} {w}: the root element of {path!r} must be <{root_tag}>, got <{sub.tag}>")
-            self._expand(sub, chain + (path,), tag, root_tag)
+            self._expand(sub, main, seen, tag, root_tag)
             parent.remove(el)
             for j, child in enumerate(list(sub)):
                 parent.insert(k + j, child)
             k += len(sub)
+
+    def file_of(self, el) -> str:
+        """The file an element comes from (``<string>`` for a document given as a string)."""
+        return self._files.get(id(el), self.filename)
 
     def where(self, el) -> str:
         """``<tag name='...'> (line N)``: how error messages name an element (with the file's

@@ -178,7 +178,7 @@ def test_refusals_name_the_actuator():
     with pytest.raises(ds.ActuationError, match="'m1'.*no site named 's'"):
         ds.actuation(load_mjcf(xml))
     xml = XML.replace('<motor name="m1" joint="j1"', '<motor name="m1" jointinparent="j1"').replace(
-        '<motor name="m1" jointinparent="j1"', '<motor name="m1" body="b"')
+        '<motor name="m1" jointinparent="j1"', '<general name="m1" body="b"')
     with pytest.raises(ds.ActuationError, match="'m1'.*body transmissions are not applied"):
         ds.actuation(load_mjcf(xml))
     b = ds.ModelBuilder()
