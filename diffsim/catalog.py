@@ -18,6 +18,7 @@ catalog and the implementations agree.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 
 from .options import Option, OptionError, defaults, parse_assignment
@@ -82,6 +83,8 @@ class ScenarioInfo:
         aliases: option name → the System parameter name of the same quantity
             (``K`` → ``contact.K``), for ``fit --params`` and ``montecarlo --vary``.
         observables: data channel name → its description with unit (the columns of ``fit --data``).
+        run_only: options that only ``diffsim run`` uses (the noise of the data it writes, its
+            seed): they do not shape the System, and ``diffsim montecarlo`` refuses them.
     """
 
     name: str
@@ -91,11 +94,15 @@ class ScenarioInfo:
     jobs: tuple = ("run",)
     aliases: dict = dataclasses.field(default_factory=dict)
     observables: dict = dataclasses.field(default_factory=dict)
+    run_only: tuple = ()
 
     def __post_init__(self):
         bad = [j for j in self.jobs if j not in JOBS]
         if bad:
             raise ValueError(f"scenario {self.name}: unknown jobs {bad}; known: {JOBS}")
+        unknown = [k for k in self.run_only if k not in self.options]
+        if unknown:
+            raise ValueError(f"scenario {self.name}: run_only names {unknown}, which are not options")
         for k, o in self.options.items():
             if not isinstance(o, Option):
                 raise TypeError(f"scenario {self.name}: option {k!r} must be declared as an Option, got {o!r}")
@@ -251,7 +258,32 @@ _BALL_DROP = ScenarioInfo(
     },
     aliases={"K": "contact.K", "c_r": "contact.c_r", "mass": "body.ball.mass", "radius": "contact.p0.radius"},
     observables={"z": "height of the sphere's centre above the plane [m]"},
+    run_only=("noise", "seed"),
 )
+
+def check_options(info: ScenarioInfo, options, bounds: bool = True) -> dict:
+    """The scenario's options with ``options`` (a mapping of Python values: a script's
+    ``scenario.system({...})``) checked against their declarations and the rest at their
+    defaults: an unknown name is refused with the closest declared ones, a value that does not
+    fit (type, choices, length and, with ``bounds``, range: ``n_save=2.5``, ``rtol=2``) raises
+    :class:`~diffsim.options.OptionError` (one line)."""
+    if options is None:
+        options = {}
+    if not hasattr(options, "items"):
+        raise OptionError(f"options of scenario {info.name!r} are a mapping {{name: value}}, got "
+                          f"{type(options).__name__}")
+    out = defaults(info.options)
+    for key, value in options.items():
+        if key not in info.options:
+            close = difflib.get_close_matches(str(key), list(info.options), n=3)
+            did = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            hint = (" (model parameters are set on the System: diffsim.set_params(system, {name: value}))"
+                    if "." in str(key) else "")
+            raise OptionError(f"unknown option {key!r} for scenario {info.name!r}{did}; options: "
+                              f"{', '.join(info.options)}{hint}")
+        out[key] = info.options[key].check(value, key, bounds=bounds)
+    return out
+
 
 def parse_sets(info: ScenarioInfo, items: list[str]) -> tuple[dict, dict]:
     """Split ``--set`` items ``name=value`` into the scenario's options (every value parsed and
@@ -278,8 +310,10 @@ def parse_sets(info: ScenarioInfo, items: list[str]) -> tuple[dict, dict]:
                 raise OptionError(f"gravity expects 3 numbers (x, y, z in m/s²), e.g. gravity=0,0,-9.81; got {text!r}")
             params[key] = values[0] if len(values) == 1 and "," not in text and "[" not in text else values
         else:
+            close = difflib.get_close_matches(key, list(info.options), n=3)
+            did = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
             raise OptionError(
-                f"unknown option {key!r} for scenario {info.name!r}; options: {', '.join(info.options)} "
+                f"unknown option {key!r} for scenario {info.name!r}{did}; options: {', '.join(info.options)} "
                 f"(diffsim run {info.name} --help); model parameters look like body.<name>.mass"
             )
     return options, params
@@ -322,6 +356,7 @@ _FLEXIBLE_HUB = ScenarioInfo(
     aliases={"EI": "beam.link.EI_z", "rhoA": "beam.link.mu", "k_root": "beam.link.modes_y.k_rot_root",
              "tip_mass": "beam.link.tip_mass", "tip_inertia": "beam.link.tip_inertia[2]",
              "air_damping": "beam.link.air_damping"},
+    run_only=("noise", "noise_torque", "seed"),
     observables={**{f"w_{x:g}": f"transverse deflection of the link's centre line at x = {x:g} m in the hub frame [m] "
                                   "(one channel w_<x> per entry of sensors, x written with {:g})"
                     for x in (0.2, 0.4, 0.6, 0.8, 1.0)},
@@ -357,5 +392,5 @@ CATALOG: dict[str, ScenarioInfo] = {
     s.name: s for s in (_SEED000, _SEED001, _SEED002, _SEED003, _SEED004, _SPINUP, _BALL_DROP, _FLEXIBLE_HUB, _UR5_REACH)
 }
 
-__all__ = ["CATALOG", "JOBS", "NORMAL_LAWS", "SOLVERS", "ScenarioInfo", "atol", "max_events", "max_steps",
-           "n_save", "parse_sets", "plots", "progress", "rtol", "solver", "t1"]
+__all__ = ["CATALOG", "JOBS", "NORMAL_LAWS", "SOLVERS", "ScenarioInfo", "atol", "check_options", "max_events",
+           "max_steps", "n_save", "parse_sets", "plots", "progress", "rtol", "solver", "t1"]

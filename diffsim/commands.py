@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import warnings
+from pathlib import Path
 
 import jax
 
 from .catalog import ScenarioInfo
 from .identify import fit, load
+from .identify.fit import zero_start
 from .io.results import jsonable
-from .montecarlo import parse
+from .montecarlo import MonteCarloWarning, parse
 from .montecarlo import run as run_montecarlo
+from .options import parse_assignment
 from .scenarios import SCENARIOS, check_output_dir, parse_overrides, run_scenario
 from .simulation.system import set_params
 
@@ -61,25 +66,50 @@ def montecarlo(args, info: ScenarioInfo) -> int:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=args.num_processes,
                                    process_id=args.process_id)
-    scenario, _, system = _system(info, _tolerances(args, info, args.sets))
-    dists = {}
+    # options that only shape `diffsim run`'s written data (its noise and seed) would be silently ignored
+    given = [parse_assignment(item)[0] for item in args.sets]
+    inert = [k for k in given if k in info.run_only]
+    if inert:
+        raise ValueError(f"--set {', '.join(inert)}: {'these options do' if len(inert) > 1 else 'this option does'} "
+                         f"not apply to montecarlo (only 'diffsim run {info.name}' uses "
+                         f"{'them' if len(inert) > 1 else 'it'}, for the data it writes)")
+    sets = _tolerances(args, info, args.sets)
+    scenario, options, system = _system(info, sets)
+    dists, spelled = {}, {}
     for item in args.vary:
         name, sep, spec = item.partition("~")
         if not sep:
             raise ValueError(f"--vary expects NAME~DIST, e.g. 'K~lognormal(13.8,0.1)', got {item!r}")
-        dists[info.aliases.get(name.strip(), name.strip())] = parse(spec)
+        full = info.aliases.get(name.strip(), name.strip())
+        if full in dists:
+            raise ValueError(f"--vary {spelled[full]} and --vary {name.strip()} both name the parameter {full!r}: "
+                             "give one distribution per parameter")
+        dists[full], spelled[full] = parse(spec), name.strip()
     manifest = os.path.join(args.out, "manifest.json")
     if os.path.exists(manifest) and not args.resume:
         raise ValueError(f"{args.out} already holds a study: pass --resume to continue it, or choose another --out")
     check_output_dir(args.out)
-    res = run_montecarlo(system, dists, args.samples, scenario.statistics, key=jax.random.PRNGKey(args.seed),
-                         chunk_size=args.chunk, out=args.out, progress=not args.no_progress)
-    if jax.process_index() == 0:
-        res.save(args.out)
+    # the study's identity names the scenario and its options (figures and progress do not change it)
+    _, params = parse_overrides(scenario, sets)
+    context = {"scenario": info.name, "options": {k: v for k, v in options.items() if k not in ("plots", "progress")},
+               "parameters": {k: v.tolist() for k, v in params.items()}}
+    progress = not args.no_progress and (options.get("progress", True) if "progress" in given else True)
+    with warnings.catch_warnings(record=True) as notes:  # resumed across versions, figures skipped: one line each
+        warnings.simplefilter("always", MonteCarloWarning)
+        res = run_montecarlo(system, dists, args.samples, scenario.statistics, key=jax.random.PRNGKey(args.seed),
+                             chunk_size=args.chunk, out=args.out, progress=progress, context=context)
+        if jax.process_index() == 0:
+            res.save(args.out, plots=bool(options.get("plots", True)))
+    for note in notes:
+        if issubclass(note.category, MonteCarloWarning):
+            print(f"diffsim: note: {note.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     print(json.dumps(jsonable({"n_samples": res.n_samples, "status_counts": res.status_counts,
                                "samples_per_s": res.samples_per_s, "wall_time_s": res.wall_time_s,
                                "chunks_run": res.chunks_run, "chunks_resumed": res.chunks_resumed}), indent=2))
-    print(f"results written to {args.out}/ (samples.npz, summary.json, figures)")
+    print(f"results written to {args.out}/ (samples.npz, summary.json"
+          f"{', figures' if options.get('plots', True) else ''})")
     return 0
 
 
@@ -114,8 +144,9 @@ def fit_command(args, info: ScenarioInfo) -> int:
     for path in [*args.data, *([args.holdout] if args.holdout else [])]:
         if not os.path.isfile(path):
             raise FileNotFoundError(f"data file {path!r} not found")
-    exps = [load(path, sigma=sigma or None) for path in args.data]
+    exps = [load(path, sigma=sigma or None, name=n) for path, n in zip(args.data, _experiment_names(args.data))]
     holdout = load(args.holdout, sigma=sigma or None, name="holdout") if args.holdout else None
+    _check_zero_starts(system, given, names)
     # scenario hooks: observables that depend on the options (sensor positions, motion), checks of
     # the data's channels, and extra entries of fit.json (e.g. flexible-hub's modal report)
     observables = scenario.observables_for(options) if hasattr(scenario, "observables_for") else scenario.observables
@@ -133,6 +164,35 @@ def fit_command(args, info: ScenarioInfo) -> int:
     print(res.summary())
     print(f"results written to {args.out}/ (fit.json and figures)")
     return 0 if res.converged else 1
+
+
+def _experiment_names(paths) -> list[str]:
+    """The experiments' names: each file's stem (``data``), or where stems collide as many of the
+    trailing path parts as tell the files apart (``runs/a/data.csv``, ``runs/b/data.csv`` →
+    ``a/data``, ``b/data``; with the suffix where only that differs, ``data.csv``, ``data.npz``).
+    The same file twice keeps one name: :func:`diffsim.identify.fit` numbers the repeats (``#2``)."""
+    full = [Path(os.path.abspath(p)) for p in paths]
+    parts = [f.with_suffix("").relative_to(f.anchor).parts for f in full]
+    names = []
+    for i, pi in enumerate(parts):
+        others = [pj for pj in parts if pj != pi]
+        k = 1
+        while k < len(pi) and any(pj[-k:] == pi[-k:] for pj in others):
+            k += 1
+        name = "/".join(pi[-k:])
+        if any(pj == pi and full[j] != full[i] for j, pj in enumerate(parts)):
+            name += full[i].suffix
+        names.append(name)
+    return names
+
+
+def _check_zero_starts(system, given, names):
+    """A positive quantity fitted from 0 (a scenario's default, e.g. flexible-hub's air damping) has
+    no log-space start (:func:`diffsim.identify.fit` refuses it): said with the flag that fixes it."""
+    for g, n in zip(given, names):
+        if zero_start(system, n):
+            raise ValueError(f"--params {g}: its start is 0 (the scenario's value), the edge of a quantity that cannot "
+                             f"be negative: give a positive start, e.g. --set {g}=<value>")
 
 
 #: subcommand → handler

@@ -106,9 +106,10 @@ class Option:
             return self.check([_number(p, name, float) for p in parts], name)
         return self.check(_number(text, name, self.type), name)
 
-    def check(self, value, name: str = "option"):
-        """``value`` converted to the option's type and checked against its declaration;
-        :class:`OptionError` (one line) if it does not fit."""
+    def check(self, value, name: str = "option", bounds: bool = True):
+        """``value`` converted to the option's type and checked against its declaration (with
+        ``bounds=False``, its type and choices only); :class:`OptionError` (one line) if it does
+        not fit."""
         if value is None:
             if self.nullable:
                 return None
@@ -126,11 +127,13 @@ class Option:
         if self.type is list:
             if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
                 raise OptionError(f"{name} expects a list of numbers, got {value!r}")
-            out = [self._bounded(_real(v, name, float), name) for v in list(value)]
+            out = [_real(v, name, float) for v in list(value)]
+            out = [self._bounded(v, name) for v in out] if bounds else out
             if self.length is not None and len(out) != self.length:
                 raise OptionError(f"{name} expects {self.length} numbers, got {len(out)}")
             return out
-        v = self._bounded(_real(value, name, self.type, self.allow_inf), name)
+        v = _real(value, name, self.type, self.allow_inf)
+        v = self._bounded(v, name) if bounds else v
         if self.choices is not None and v not in self.choices:
             raise OptionError(f"{name} must be one of {', '.join(map(str, self.choices))}; got {v!r}")
         return v

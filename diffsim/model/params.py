@@ -106,7 +106,11 @@ def outside_domain(name: str, values) -> tuple[np.ndarray, str]:
     lie outside the quantity's physical domain, and the domain in words. NaN or infinite (``+inf``
     is allowed for a beam's boundary springs, ``k_rot_*`` / ``k_lat_*``: a clamped end), a
     negative stiffness / damping / length, a body mass <= 0, a restitution outside (0, 1], an
-    inertia matrix that is not positive semi-definite."""
+    inertia matrix that is not symmetric positive semi-definite.
+
+    The domain is that of the whole parameter: for an indexed name (``body.b.inertia[0]``) check
+    the assembled values of its base, as :func:`apply_params` and :func:`diffsim.montecarlo.run`
+    do; an entry alone cannot tell whether the matrix it belongs to stays an inertia."""
     v = np.asarray(values, dtype=float)
     flat = v.reshape(v.shape[0], -1)
     base = name.split("[")[0]
@@ -116,10 +120,14 @@ def outside_domain(name: str, values) -> tuple[np.ndarray, str]:
     if is_restitution(name):
         return bad | ~np.all((flat > 0) & (flat <= 1), axis=1), "a restitution coefficient, in (0, 1]"
     if base.endswith(".inertia") and v.shape[1:] == (3, 3):
-        sym = 0.5 * (v + np.swapaxes(v, 1, 2))
-        scale = np.maximum(1.0, np.abs(np.where(np.isfinite(v), v, 0.0)).reshape(v.shape[0], -1).max(axis=1))
-        eig = np.linalg.eigvalsh(np.where(np.isfinite(sym), sym, 0.0))[:, 0]
-        return bad | (eig < -1e-12 * scale), "a rotational inertia, positive semi-definite"
+        finite = np.where(np.isfinite(v), v, 0.0)
+        sym = 0.5 * (finite + np.swapaxes(finite, 1, 2))
+        size = np.abs(finite).reshape(v.shape[0], -1).max(axis=1)
+        scale = np.maximum(1.0, size)
+        eig = np.linalg.eigvalsh(sym)[:, 0]
+        asym = np.abs(finite - np.swapaxes(finite, 1, 2)).reshape(v.shape[0], -1).max(axis=1)
+        bad = bad | (eig < -1e-12 * scale) | (asym > 1e-9 * size)
+        return bad, "a rotational inertia, symmetric positive semi-definite"
     if mass:
         return bad | ~np.all(flat > 0, axis=1), "a body's mass, > 0"
     if is_nonnegative(name):
@@ -362,4 +370,14 @@ def apply_params(obj, refs: Mapping[str, ParamRef], values: Mapping[str, object]
         ref = lookup(refs, name, hint)
         check_value(name, value)
         obj = ref.set(obj, value)
+        base, idx = split_index(name)
+        if idx is not None and not isinstance(value, jax.core.Tracer):
+            # one entry set: the domain is that of the assembled parameter (an inertia entry can make
+            # the matrix asymmetric or indefinite)
+            whole = refs[base].get(obj)
+            if not isinstance(whole, jax.core.Tracer):
+                try:
+                    check_value(base, whole)
+                except ParamError as e:
+                    raise ParamError(f"setting {name!r} to {np.asarray(value).tolist()}: {e}") from None
     return obj

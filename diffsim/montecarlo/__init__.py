@@ -9,7 +9,8 @@ parameters, batched on the device, chunked, sharded over local devices and resum
 
 from .distributions import (AbstractDistribution, DistributionError, LogNormal, Normal, Samples, TruncatedNormal,
                             Uniform, parse)
+from .report import MonteCarloWarning
 from .study import MonteCarloError, MonteCarloResult, final_state, run
 
-__all__ = ["AbstractDistribution", "DistributionError", "LogNormal", "MonteCarloError", "MonteCarloResult", "Normal",
-           "Samples", "TruncatedNormal", "Uniform", "final_state", "parse", "run"]
+__all__ = ["AbstractDistribution", "DistributionError", "LogNormal", "MonteCarloError", "MonteCarloResult",
+           "MonteCarloWarning", "Normal", "Samples", "TruncatedNormal", "Uniform", "final_state", "parse", "run"]

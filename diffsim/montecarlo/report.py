@@ -1,9 +1,15 @@
 """Writing a Monte Carlo study: ``samples.npz`` (the CLI's contract), ``summary.json`` and figures
 — a histogram of every statistic (per component, up to six), each output against each input, and,
-for statistics that are time series, quantile bands over time when asked for (``bands=``)."""
+for statistics that are time series, quantile bands over time when asked for (``bands=``).
+
+Figures and summaries use the finite values of the successful samples: a statistic may be NaN (or
+infinite) for a sample it does not apply to (ball-drop's ``rebound_max_z`` before any impact);
+``summary.json`` counts them per statistic (``non_finite``), and a statistic without a finite value
+has no histogram (``summary.json``'s ``figures_skipped`` says so, and a warning)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +18,11 @@ from ..io.results import write_json
 from ..viz import new_figure, save_figure
 
 MAX_COMPONENTS = 6
+
+
+class MonteCarloWarning(UserWarning):
+    """Something a study's user should know that does not stop it: a figure skipped, a resume
+    across diffsim / JAX versions (``diffsim montecarlo`` prints them as notes)."""
 
 
 def _columns(name, x):
@@ -29,7 +40,9 @@ def _bands(name, t, x, path):
     x = x.reshape(x.shape[0], t.shape[0], -1)
     n = min(x.shape[2], MAX_COMPONENTS)
     fig, axes = new_figure(1, n, figsize=(3.6 * n, 3.0), squeeze=False)
-    q = np.quantile(x, [0.05, 0.25, 0.5, 0.75, 0.95], axis=0)
+    with warnings.catch_warnings():  # a time without a finite value: a gap in the bands
+        warnings.simplefilter("ignore", RuntimeWarning)
+        q = np.nanquantile(_finite(x), [0.05, 0.25, 0.5, 0.75, 0.95], axis=0)
     for k, ax in enumerate(axes[0]):
         ax.fill_between(t, q[0, :, k], q[4, :, k], color="C0", alpha=0.2, lw=0, label="5–95 %")
         ax.fill_between(t, q[1, :, k], q[3, :, k], color="C0", alpha=0.4, lw=0, label="25–75 %")
@@ -39,15 +52,50 @@ def _bands(name, t, x, path):
     return save_figure(fig, path)
 
 
+def _finite(x) -> np.ndarray:
+    v = np.asarray(x, dtype=float)
+    return np.where(np.isfinite(v), v, np.nan)
+
+
+def _spread(col) -> bool:
+    """Whether a column has finite values that differ (worth a scatter plot)."""
+    f = col[np.isfinite(col)]
+    return f.size > 0 and np.ptp(f) > 0
+
+
 def save_result(res, out: Path, plots: bool = True, bands=None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
+    for name in list(res.draws) + list(res.statistics):
+        if name in ("status",):
+            raise ValueError(f"samples.npz: {name!r} is the status array; a draw or statistic cannot take that name")
+    clash = set(res.draws) & set(res.statistics)
+    if clash:
+        raise ValueError(f"samples.npz: {sorted(clash)} name both a draw and a statistic")
     arrays = {"status": res.status, **res.draws, **res.statistics}
     np.savez_compressed(out / "samples.npz", **arrays)
-    write_json(out / "summary.json", res.summary_json())
+    ok = res.status == 0
+    summary = res.summary_json()
+    # histograms of the finite values; a statistic with none among the successful samples has none
+    hists, skipped = {}, {}
+    if plots and ok.any():
+        for name, x in res.statistics.items():
+            cols = [(label, col[np.isfinite(col)]) for label, col in _columns(name, np.asarray(x[ok], dtype=float))]
+            if not cols:
+                continue
+            kept = [(label, col) for label, col in cols if col.size]
+            if kept:
+                hists[name] = (kept, sum(c.size for _, c in cols) - sum(c.size for _, c in kept))
+            else:
+                skipped[name] = f"no finite value among the {int(ok.sum())} successful samples: no histogram"
+    if skipped:
+        summary["figures_skipped"] = skipped
+    write_json(out / "summary.json", summary)
     paths = [out / "samples.npz", out / "summary.json"]
+    for name, why in skipped.items():
+        warnings.warn(f"statistic {name!r}: {why} (summary.json counts its non-finite values)", MonteCarloWarning,
+                      stacklevel=3)
     if not plots:
         return paths
-    ok = res.status == 0
     for name in bands or {}:
         if name not in res.statistics:
             raise ValueError(f"bands: no statistic {name!r} (have {sorted(res.statistics)})")
@@ -55,25 +103,24 @@ def save_result(res, out: Path, plots: bool = True, bands=None) -> list[Path]:
         return paths
     for name, t in (bands or {}).items():
         paths.append(_bands(name, t, res.statistics[name][ok], out / f"bands_{name}.png"))
-    for name, x in res.statistics.items():
-        cols = list(_columns(name, x[ok]))
-        if not cols:
-            continue
+    for name, (cols, _) in hists.items():
         fig, axes = new_figure(1, len(cols), figsize=(3.2 * len(cols), 3.0), squeeze=False)
         for ax, (label, col) in zip(axes[0], cols):
             ax.hist(col, bins=min(50, max(5, int(np.sqrt(col.size)))), color="C0", alpha=0.8)
-            ax.set_xlabel(label)
+            ax.set_xlabel(label if col.size == int(ok.sum()) else f"{label} ({col.size} finite)")
         axes[0][0].set_ylabel(f"samples (of {int(ok.sum())} successful)")
         paths.append(save_figure(fig, out / f"hist_{name}.png"))
-    inputs = [c for n, v in res.draws.items() for c in _columns(n, v[ok])]
-    outputs = [c for n, v in res.statistics.items() for c in _columns(n, v[ok]) if np.ptp(c[1]) > 0][:MAX_COMPONENTS]
+    inputs = [c for n, v in res.draws.items() for c in _columns(n, np.asarray(v[ok], dtype=float))]
+    outputs = [c for n, v in res.statistics.items() for c in _columns(n, np.asarray(v[ok], dtype=float))
+               if _spread(c[1])][:MAX_COMPONENTS]
     if inputs and outputs:
         fig, axes = new_figure(len(outputs), len(inputs), figsize=(3.0 * len(inputs), 2.4 * len(outputs)),
                                squeeze=False)
         for i, (olab, o) in enumerate(outputs):
             for j, (ilab, x) in enumerate(inputs):
                 ax = axes[i][j]
-                ax.plot(x, o, ".", ms=2, alpha=0.5)
+                both = np.isfinite(x) & np.isfinite(o)
+                ax.plot(x[both], o[both], ".", ms=2, alpha=0.5)
                 if i == len(outputs) - 1:
                     ax.set_xlabel(ilab)
                 if j == 0:

@@ -10,7 +10,7 @@ attaches the run (and, for ``fit``/``montecarlo``, the System) to the declaratio
 from __future__ import annotations
 
 from .ball_drop import BALL_DROP
-from .base import Scenario, check_output_dir, parse_overrides, run_scenario, stages
+from .base import Scenario, check_output_dir, parse_overrides, run_scenario, scenario_options, stages
 from .flexible_hub import FLEXIBLE_HUB
 from .seed000 import SEED000
 from .seed001 import SEED001
@@ -23,4 +23,5 @@ from .ur5_reach import UR5_REACH
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (SEED000, SEED001, SEED002, SEED003, SEED004, SPINUP, BALL_DROP,
                                                   FLEXIBLE_HUB, UR5_REACH)}
 
-__all__ = ["SCENARIOS", "Scenario", "check_output_dir", "parse_overrides", "run_scenario", "stages"]
+__all__ = ["SCENARIOS", "Scenario", "check_output_dir", "parse_overrides", "run_scenario", "scenario_options",
+           "stages"]

@@ -29,7 +29,7 @@ from ..simulation.system import System, set_params
 from ..viz.plots import plot_series
 from ..catalog import CATALOG
 from ..options import defaults
-from .base import Scenario, stages
+from .base import Scenario, scenario_options, stages
 
 INFO = CATALOG["ball-drop"]
 #: the option defaults (declared in diffsim.catalog)
@@ -49,17 +49,20 @@ OBSERVABLES = {"z": height}
 
 def statistics(traj) -> dict:
     """Per sample for ``diffsim montecarlo``: the number of impacts, the highest rebound (the
-    centre's height after the first impact) and the lowest centre height."""
+    centre's highest saved height after the first impact; NaN when no impact happened before
+    ``t1``, or none of the saved times follows it — the summaries and figures leave NaN out and
+    count it) and the lowest centre height."""
     first = traj.contact.event_t[0]
-    after = jnp.where(traj.t > first, height(traj), -jnp.inf)
-    return {"impacts": traj.contact.impacts[0], "rebound_max_z": jnp.max(after), "z_min": jnp.min(height(traj))}
+    later = traj.t > first
+    rebound = jnp.max(jnp.where(later, height(traj), -jnp.inf))
+    return {"impacts": traj.contact.impacts[0], "rebound_max_z": jnp.where(jnp.any(later), rebound, jnp.nan),
+            "z_min": jnp.min(height(traj))}
 
 
-def system(options: dict) -> System:
-    """The :class:`~diffsim.System` the options describe (saved on ``n_save`` even samples)."""
-    o = {**OPTIONS, **options}
-    if not o["radius"] > 0 or not o["mass"] > 0 or not o["height"] >= 0:
-        raise ValueError("ball-drop: mass and radius must be positive and height >= 0")
+def system(options: dict | None = None) -> System:
+    """The :class:`~diffsim.System` the options describe (saved on ``n_save`` even samples); the
+    options are checked against their declarations (:func:`~diffsim.scenarios.scenario_options`)."""
+    o = scenario_options(INFO, options)
     b = ModelBuilder(gravity=(0.0, 0.0, -float(o["g"])))
     r, m = float(o["radius"]), float(o["mass"])
     b.add_body("ball", None, joint="free", mass=m, inertia=(0.4 * m * r * r,) * 3)

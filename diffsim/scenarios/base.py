@@ -10,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 from tqdm import tqdm
 
-from ..catalog import ScenarioInfo, parse_sets
+from ..catalog import ScenarioInfo, check_options, parse_sets
 from ..io.results import write_json
 from ..options import defaults
 
@@ -28,6 +28,9 @@ class Scenario:
 
     info: ScenarioInfo
     run: Callable[[dict[str, Any], dict[str, Any], Path], dict]
+    # ``system(options)``: each implementation reads its options through :func:`scenario_options`
+    # (names, types and ranges of the catalog's declarations), so a script's typo or 2.5 samples is
+    # refused as on the command line
     system: Callable[[dict[str, Any]], Any] | None = None
     observables: dict[str, Callable] | None = None
     statistics: Callable | None = None
@@ -48,6 +51,17 @@ class Scenario:
     @property
     def aliases(self) -> dict[str, str]:
         return dict(self.info.aliases)
+
+
+def scenario_options(scenario: Scenario | ScenarioInfo, options=None, bounds: bool = True) -> dict:
+    """Every option of the scenario: ``options`` (Python values, e.g. ``scenario.system({"t1": 0.5})``)
+    checked against the catalog's declarations (:func:`diffsim.catalog.check_options`: an unknown
+    name is refused with a did-you-mean, a value of the wrong type, length or range with a one-line
+    :class:`~diffsim.options.OptionError`), the others at their defaults. The one place where the
+    scenarios' Python entry points read their options; ``bounds=False`` checks names and types only
+    (for an entry point whose own checks of the ranges say more, e.g. flexible-hub's link data)."""
+    info = scenario.info if isinstance(scenario, Scenario) else scenario
+    return check_options(info, options, bounds=bounds)
 
 
 def parse_overrides(scenario: Scenario | ScenarioInfo, items: list[str]) -> tuple[dict, dict]:

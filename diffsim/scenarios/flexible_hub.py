@@ -57,7 +57,7 @@ from ..simulation.prescribed import joint_torques, prescribe
 from ..simulation.simulate import simulate
 from ..simulation.system import System, set_params
 from ..viz.plots import new_figure, plot_series, save_figure
-from .base import Scenario
+from .base import Scenario, scenario_options
 
 #: the declaration (name, options with units and ranges, jobs, shorthands, observables)
 INFO = CATALOG["flexible-hub"]
@@ -178,7 +178,7 @@ def sensor_channels(sensors) -> list[str]:
 
 def model(options: dict | None = None, dtype=None):
     """The hub + link model of the options (body ``link`` on the revolute joint ``hub`` about z)."""
-    o = {**OPTIONS, **(options or {})}
+    o = scenario_options(INFO, options, bounds=False)  # names and types; the link's own checks say more
     fb = elastic_beam(o["n_modes"], L=o["L"], rhoA=o["rhoA"], EI=o["EI"], k_root=o["k_root"], tip_mass=o["tip_mass"],
                       tip_inertia=o["tip_inertia"], air_damping=o["air_damping"], n_quad=o["n_quad"],
                       stiffening=o["stiffening"])  # fmt: skip
@@ -189,10 +189,13 @@ def model(options: dict | None = None, dtype=None):
 
 def system(options: dict) -> System:
     """The :class:`~diffsim.System` the options describe: the hub prescribed by the cycloid, the
-    link at rest, saved on ``n_save`` even samples of ``[0, t1]``."""
-    o = {**OPTIONS, **options}
+    link at rest, saved on ``n_save`` even samples of ``[0, t1]``. The options are checked against
+    their declarations (:func:`~diffsim.scenarios.scenario_options`; the link's data by the
+    link's own checks first, which say what the numbers mean)."""
+    o = scenario_options(INFO, options, bounds=False)
     _check(o)
     m = model(o)
+    o = scenario_options(INFO, o)  # every range (n_save >= 2, rtol < 1, ...)
     pres = prescribe(m, [JOINT], Cycloid(jnp.asarray(float(o["theta_max"])), jnp.asarray(float(o["T_move"]))))
     return System(m, prescribed=pres, t1=float(o["t1"]), rtol=float(o["rtol"]), atol=float(o["atol"]),
                   saveat=int(o["n_save"]), throw=False, progress=bool(o["progress"]))  # fmt: skip
@@ -219,7 +222,7 @@ def hub_torque(traj, prescribed):
 
 def observables(options: dict | None = None) -> dict[str, Callable]:
     """Channel name → ``traj -> [T]`` for the options' sensors and hub motion."""
-    o = {**OPTIONS, **(options or {})}
+    o = scenario_options(INFO, options, bounds=False)
     s = _check(o)
     out = {ch: (lambda tr, x=float(x): deflection(tr, [x])[:, 0]) for ch, x in zip(sensor_channels(s), s)}
     pres = Cycloid(jnp.asarray(float(o["theta_max"])), jnp.asarray(float(o["T_move"])))

@@ -26,7 +26,7 @@ from ..simulation.simulate import simulate
 from ..simulation.system import System
 from ..viz import plot_attitudes, plot_body_com_displacement, plot_conservation
 from ..catalog import CATALOG
-from .base import Scenario
+from .base import Scenario, scenario_options
 
 DATA = Path(__file__).parent / "data" / "seed000_dual_arm.xml"
 
@@ -147,9 +147,10 @@ def _run(options, params, out: Path) -> dict:
     }
 
 
-def system(options: dict) -> System:
-    """The S0 :class:`~diffsim.System` the options describe (for ``diffsim montecarlo`` / ``fit``)."""
-    o = {**SEED000.options, **options}
+def system(options: dict | None = None) -> System:
+    """The S0 :class:`~diffsim.System` the options describe (for ``diffsim montecarlo`` / ``fit``;
+    checked against their declarations, :func:`~diffsim.scenarios.scenario_options`)."""
+    o = scenario_options(CATALOG["seed000-dual-arm"], options)
     m = model()
     return System(m, neutral_configuration(m), jnp.zeros(m.nv, m.dtype), loads=loads(m, o["F1"], o["F2"]),
                   t1=float(o["t1"]), solver=o["solver"], rtol=float(o["rtol"]), atol=float(o["atol"]),
