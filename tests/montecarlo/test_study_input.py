@@ -247,12 +247,14 @@ def test_laws_over_quaternion_coordinates_are_refused():
 # -- 5: the domain of an indexed parameter ----------------------------------------------------
 def test_indexed_entries_are_checked_on_the_assembled_parameter():
     s = pendulum()
-    with pytest.raises(ds.ParamError, match=r"setting 'body.arm.inertia\[0\]'.*symmetric positive semi-definite"):
-        ds.set_params(s, {"body.arm.inertia[0]": jnp.array([0.002, 0.001, 0.0])})  # asymmetric
-    with pytest.raises(ds.ParamError, match="symmetric positive semi-definite"):
+    with pytest.raises(ds.ParamError, match=r"setting 'body.arm.inertia\[0\]'.*positive semi-definite"):
+        ds.set_params(s, {"body.arm.inertia[0]": jnp.array([0.002, 0.02, 0.0])})  # symmetric part indefinite
+    # one entry moved (a finite-difference probe): asymmetric, its symmetric part positive definite
+    ds.set_params(s, {"body.arm.inertia[0]": jnp.array([0.002, 1e-6, 0.0])})
+    with pytest.raises(ds.ParamError, match="positive semi-definite"):
         ds.set_params(s, {"body.arm.inertia[0, 0]": -0.002})
     ds.set_params(s, {"body.arm.inertia[0, 0]": 0.003})
-    draws = {"body.arm.inertia[0]": np.array([[0.003, 0.0, 0.0], [-0.002, 0.0, 0.0], [0.002, 0.001, 0.0]]),
+    draws = {"body.arm.inertia[0]": np.array([[0.003, 0.0, 0.0], [-0.002, 0.0, 0.0], [0.002, 0.02, 0.0]]),
              "body.arm.mass": np.array([1.0, 1.0, 1.0])}
     bad = study._outside_domain(s, sorted(draws), draws)
     np.testing.assert_array_equal(bad, [False, True, True])
