@@ -32,7 +32,8 @@ initialising).
 With ``out=DIR`` every finished chunk is written (``chunks/chunk_<k>.npz``, by write-then-rename)
 after ``manifest.json`` (the study's identity: names, distributions, sample count, key, chunk and block
 sizes, the statistics' names, shapes, dtypes and traced program, a fingerprint of the System — every
-array leaf's dtype, shape and bytes and its static structure without per-process noise —, the
+array leaf's dtype, shape and bytes and its static structure without per-process noise —, the traced
+program of one sample's simulation (the numbers its Python functions read are literals there), the
 precision, the caller's ``context`` such as the CLI's scenario and options; code versions); a rerun of
 the same study skips the chunks on disk (each checked: readable, its sample indices, names and shapes
 those expected), and a different study in the same directory is refused, naming what differs. Another
@@ -335,12 +336,14 @@ def _sorted_by_cost(study, order, n_samples, idx):
 
 
 def _check_statistics(study):
-    """``({name: ShapeDtypeStruct}, program)`` of the per-sample statistics (``q_final``,
-    ``v_final`` and the user's), traced once on one sample's abstract trajectory; ``program``
-    hashes the statistics' traced program (and the arrays it closes over), so that a resume with
-    another function of the same names is refused. Names that would overwrite another array of
+    """``({name: ShapeDtypeStruct}, programs)`` of the per-sample statistics (``q_final``,
+    ``v_final`` and the user's), traced once on one sample's abstract trajectory; ``programs``
+    hashes the statistics' traced program and that of one sample's simulation (and the arrays they
+    close over; :func:`_program_hash`), so that a resume with another function of the same names,
+    or a system whose functions compute something else, is refused. Names that would overwrite another array of
     ``samples.npz`` (``status``, ``index``, a varied name) are refused."""
-    traj = eqx.filter_eval_shape(lambda st: st.trajectory(jnp.asarray(0)), study)
+    sim, traj_dyn, traj_static = eqx.filter_make_jaxpr(lambda st: st.trajectory(jnp.asarray(0)))(study)
+    traj = eqx.combine(traj_dyn, traj_static)
     closed, user, _ = eqx.filter_make_jaxpr(lambda tr: _user_statistics(study.statistics, tr))(traj)
     taken = [k for k in user if k in RESERVED or k in study.names]
     if taken:
@@ -349,10 +352,18 @@ def _check_statistics(study):
         raise MonteCarloError(f"statistics would overwrite {what} in samples.npz: rename them (a statistic cannot "
                               f"be named {', '.join(map(repr, RESERVED))} or like a varied name, {list(study.names)})")
     shapes = {**eqx.filter_eval_shape(final_state, traj), **user}
+    return shapes, {"statistics": _program_hash(closed), "sample": _program_hash(sim)}
+
+
+def _program_hash(closed) -> str:
+    """A traced program's identity: its jaxpr's text (without memory addresses or source lines) and
+    the arrays it closes over. Python numbers that the traced functions read (a closure's ``A`` in
+    ``lambda t: A * sin(t)``, a callable object's attribute, a module-level constant) are literals
+    of the jaxpr, so a function that computes something else is another program."""
     h = hashlib.sha1(_stable(str(closed.jaxpr)).encode())
     for c in closed.consts:
         h.update(_leaf_text(c).encode())
-    return shapes, h.hexdigest()
+    return h.hexdigest()
 
 
 def _stable(text: str) -> str:
@@ -374,7 +385,7 @@ def _leaf_text(x, depth: int = 0) -> str:
     text = f"{type(x).__module__}.{type(x).__qualname__}:{getattr(x, '__qualname__', '')}"
     code = getattr(x, "__code__", None)
     if code is not None:
-        text += f":{hashlib.sha1(code.co_code).hexdigest()}:{_stable(repr(code.co_consts))}"
+        text += f":{_code_text(code)}"
         if depth < 2:  # what it closes over (a lambda t: A * sin(t) with another A is another function)
             cells = []
             for cell in getattr(x, "__closure__", None) or ():
@@ -384,6 +395,13 @@ def _leaf_text(x, depth: int = 0) -> str:
                     cells.append(None)
             text += "".join(f"|{_leaf_text(c, depth + 1)}" for c in [*cells, *(getattr(x, "__defaults__", None) or ())])
     return _stable(text)
+
+
+def _code_text(code) -> str:
+    """A code object's bytecode and constants, nested code objects (lambdas, comprehensions) by
+    their own, never by their file or line: the same function in another file is the same."""
+    consts = [_code_text(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts]
+    return f"{hashlib.sha1(code.co_code).hexdigest()}:{_stable(repr(consts))}:{code.co_names}"
 
 
 def _fingerprint(system: System) -> dict:
@@ -441,7 +459,8 @@ def _identity(names, dists, n_samples, key, chunk_size, stat_shapes, program, bl
                               else key).tolist(),
             "chunk_size": int(chunk_size),
             "statistics": {"outputs": {k: [list(v.shape), np.dtype(v.dtype).name] for k, v in stat_shapes.items()},
-                           "program": program},
+                           "program": program["statistics"]},
+            "sample_program": program["sample"],
             "batch_size": block,
             "system": None if system is None else _fingerprint(system),
             "precision": None if system is None else _precision(system),
@@ -795,6 +814,11 @@ def _differences(old: dict, new: dict, auto_chunk: bool, n_dev: int, versions_di
             if shape_only:
                 text = f"the system's structure differs in {', '.join(shape_only)} (a static setting or a type)"
                 (warn if versions_differ else refuse).append(text)
+        elif k == "sample_program":
+            text = ("one sample's simulation computes something else (its traced program differs: a function the "
+                    "system calls — dynamics, loads, torques, statistics' inputs — or a Python number it reads "
+                    "changed)")
+            (warn if versions_differ else refuse).append(text)
         elif k == "precision":
             a, b = (was or {}).get("dtype"), (v or {}).get("dtype")
             cli = "with --float32" if a == "float32" else "without --float32"

@@ -6,6 +6,7 @@ One small pendulum study (8 samples in chunks of 4) is run once for the module; 
 copy its directory and most refusals happen before anything compiles."""
 
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -86,6 +87,33 @@ def test_resume_refuses_another_system_precision_or_statistics(base, tmp_path):
     res = _resume(d)
     assert (res.chunks_resumed, res.chunks_run) == (1, 1)
     np.testing.assert_array_equal(res.statistics["qmax"], base[1].statistics["qmax"])
+
+
+def _torque(amplitude):
+    return lambda t, q, v: amplitude * jnp.sin(t) * jnp.ones(1)
+
+
+class _Torque:
+    def __init__(self, amplitude):
+        self.amplitude = amplitude
+
+    def __call__(self, t, q, v):
+        return self.amplitude * jnp.cos(t) * jnp.ones(1)
+
+
+@pytest.mark.parametrize("make", [_torque, _Torque], ids=["closure", "callable object"])
+def test_resume_refuses_a_system_function_that_computes_something_else(make, tmp_path):
+    """A torque function closing over another number (or a callable object with another attribute):
+    same code, same leaves, another simulation. Was accepted and mixed into the finished chunks."""
+    out = tmp_path / "study"
+    run = functools.partial(mc.run, distributions=DISTS, n_samples=8, statistics=stats, chunk_size=4, out=out,
+                            progress=False)
+    run(pendulum(tau=make(1.0)))
+    (out / "chunks" / "chunk_000001.npz").unlink()
+    with pytest.raises(mc.MonteCarloError, match="one sample's simulation computes something else"):
+        run(pendulum(tau=make(50.0)))
+    res = run(pendulum(tau=make(1.0)))  # another object, the same function: resumed
+    assert (res.chunks_resumed, res.chunks_run) == (1, 1)
 
 
 FRESH = textwrap.dedent("""
