@@ -32,6 +32,10 @@ def problems(fig, name="figure") -> list[str]:
             out.append(f"{where}: x axis without label")
         elif ax.get_xlabel() and "[" not in ax.get_xlabel():
             out.append(f"{where}: x axis label without unit ({ax.get_xlabel()!r})")
+        if ax.get_xlabel() and not any(lab.get_visible() and lab.get_text() for lab in ax.get_xticklabels()):
+            fig.canvas.draw()  # tick texts are set at draw time
+            if not any(lab.get_visible() and lab.get_text() for lab in ax.get_xticklabels()):
+                out.append(f"{where}: x axis labelled but without tick values (hidden by a shared axis)")
         if len(lines) > 1 and ax.get_legend() is None and not fig_legend:
             out.append(f"{where}: {len(lines)} curves and no legend")
         ys = np.concatenate([np.asarray(ln.get_ydata(), float).ravel() for ln in lines])

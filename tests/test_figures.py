@@ -44,6 +44,26 @@ def test_finding8_balance_figure_is_readable(saved, tmp_path):
     assert err_axes[0].get_ylim()[0] > 1e-17
 
 
+def test_a_balance_that_went_non_finite_is_marked_not_called_exact(saved, tmp_path):
+    """Errors NaN from t = 0.6 on (a diverged run) were drawn as a flat 0 labelled 'exactly 0'."""
+    t = np.linspace(0.0, 1.0, 11)
+    change = np.where(t > 0.55, np.nan, 0.0)
+    viz.plot_conservation(t, {"energy [J]": (change, np.zeros(11))}, tmp_path / "balance.png")
+    (fig,) = saved
+    labels = [h.get_label() for ax in fig.axes for h in [*ax.get_lines(), *ax.patches]]
+    assert not any("exactly 0" in lab for lab in labels)
+    assert "non-finite (5 of 11 times)" in labels
+    assert problems(fig) == []
+
+
+def test_per_body_panels_keep_time_ticks_above_an_empty_slot(saved, tmp_path):
+    """Four bodies in a 2 × 3 grid: the panels above the two empty slots had 't [s]' and no tick values."""
+    t = np.linspace(0.0, 1.0, 11)
+    viz.plot_body_com_displacement(t, np.zeros((11, 4, 3)) + t[:, None, None], list("abcd"), tmp_path / "com.png")
+    (fig,) = saved
+    assert problems(fig) == []
+
+
 def test_finding9_spinup_limits_follow_the_data(saved, tmp_path):
     """``spin-up-beam --set t1=2``: a 0.1 m deflection was drawn on a fixed −3 … 1 m axis."""
     t = np.linspace(0.0, 2.0, 41)

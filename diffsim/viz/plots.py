@@ -48,8 +48,9 @@ def _per_body_panels(t, series, names, labels, ylabel, path, title):
         ax.set_visible(False)
     visible = axs[: len(names)]
     ncols = min(len(names), 3)
-    for ax in visible[-ncols:]:
+    for ax in visible[-ncols:]:  # the lowest visible panel of each column (shared x hides the others' ticks)
         ax.set_xlabel("t [s]")
+        ax.xaxis.set_tick_params(labelbottom=True)
     handles, labs = visible[0].get_legend_handles_labels()
     fig.legend(handles, labs, loc="upper right", ncols=len(labs))
     fig.suptitle(title)
@@ -76,7 +77,8 @@ def _unit_of(label: str) -> str:
 def plot_conservation(t, series: dict, path, title="Balance checks"):
     """Each entry ``label [unit] -> (change, expected)`` ([T] or [T, k]): top row both curves per
     component (legend), bottom row the absolute error ``max_k |change_k − expected_k|`` in the same
-    unit, on a log axis over the error's own range (exact zeros, e.g. at t = 0, are left out)."""
+    unit, on a log axis over the error's own range (exact zeros, e.g. at t = 0, are left out);
+    times where the error is not finite (a run that diverged) are shaded red in both rows."""
     t = np.asarray(t)
     n = len(series)
     fig, axs = new_figure(2, n, figsize=(4.5 * n, 5.5), squeeze=False, sharex=True)
@@ -94,11 +96,19 @@ def plot_conservation(t, series: dict, path, title="Balance checks"):
         axs[0, k].set_ylabel(f"value [{unit}]" if unit else "value")
         axs[0, k].legend(fontsize=7, ncols=2)
         err = np.abs(change - expected).max(axis=1)
-        positive = err > 0
+        bad = ~np.isfinite(err)
+        positive = (err > 0) & ~bad
         if positive.any():
             axs[1, k].semilogy(t[positive], err[positive], ".-", ms=2, label="max |change − applied|")
-        else:
+        elif not bad.any():
             axs[1, k].plot(t, err, label="max |change − applied| (exactly 0)")
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], bad.astype(int), [0]])))  # runs [start, stop)
+        for j, (a, b) in enumerate(zip(edges[::2], edges[1::2])):  # non-finite times marked, not dropped
+            for ax in axs[:, k]:
+                ax.axvspan(t[a], t[b - 1], color="tab:red", alpha=0.15, lw=2, ec="tab:red",
+                           label=f"non-finite ({int(bad.sum())} of {bad.size} times)" if j == 0 else None)
+        if bad.any():
+            axs[1, k].legend(fontsize=7)
         axs[1, k].set_ylabel(f"absolute error [{unit}]" if unit else "absolute error")
         axs[1, k].set_xlabel("t [s]")
         for ax in axs[:, k]:
