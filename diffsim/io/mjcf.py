@@ -47,8 +47,10 @@ attributes outside MuJoCo's schema (:mod:`diffsim.io.mjcf_schema`: a misspelt at
 closest names), and what MuJoCo's compiler refuses (a renamed top-level default class, attributes
 on ``<worldbody>``, a ``group`` that is not an integer, a limited joint without ``lower <
 upper``, geoms without the positive sizes their type needs, a plane in a moving body, an
-actuator whose target is not in the file); negative masses and inertias (MuJoCo clamps them);
-actuator-side ``armature``/``damping`` on other transmissions, actuator ``delay``; tendons
+actuator whose target is not in the file, an adhesion actuator's negative gain or control range,
+an empty included file); negative masses and inertias (MuJoCo clamps them);
+actuator-side ``armature``/``damping`` on other transmissions, actuator ``delay``, actuators that
+MuJoCo switches off (``<flag actuation="disable"/>``, a group in ``actuatorgroupdisable``); tendons
 with friction loss or length limits, springs on spatial tendons, spring deadbands, equality constraints other than linear
 couplings of two joints (``<equality><joint>`` and ``<tendon>`` over a fixed tendon of two joints
 become mimic joints), springs on ball/free joints, polynomial stiffness,
@@ -177,10 +179,17 @@ _ACTUATOR0 = {"type": "general", "gainprm": [1.0] + [0.0] * 9, "biasprm": [0.0] 
               "gaintype": "fixed", "biastype": "none", "dyntype": "none",
               "gear": [1.0, 0.0, 0.0, 0.0, 0.0, 0.0], "damping": [0.0, 0.0, 0.0], "armature": 0.0, "delay": 0.0,
               "ctrlrange": [0.0, 0.0], "forcerange": [0.0, 0.0], "ctrllimited": "auto", "forcelimited": "auto",
-              "inheritrange": 0.0}
+              "inheritrange": 0.0, "group": 0}
 #: the gain type of a <general> default from which each shortcut reads its parameters
 _SHORTCUT_GAIN = {"position": "fixed", "intvelocity": "fixed", "velocity": "fixed", "cylinder": "fixed",
                   "adhesion": "fixed", "damper": "affine", "muscle": "muscle"}
+
+
+def _integer(text: str, w: str, attr: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ModelError(f"MJCF {w}: {attr}={text!r} must be an integer") from None
 
 
 def _copy_actuator(state: dict) -> dict:
@@ -213,6 +222,8 @@ def _apply_actuator(state: dict, tag: str, a: dict, w: str, ancestors=()) -> dic
         raise ModelError(f"MJCF {w}: {why}")
 
     st = _copy_actuator(state)
+    if "group" in a:
+        st["group"] = _integer(a["group"], w, "group")
     for key in ("ctrlrange", "forcerange"):
         if key in a:
             st[key] = [float(x) for x in floats(a[key], 2, w, key)]
@@ -293,6 +304,8 @@ def _apply_actuator(state: dict, tag: str, a: dict, w: str, ancestors=()) -> dic
     elif tag == "adhesion":
         gain = opt("gain")
         g[0] = (src["gainprm"][0] if src is not None else 1.0) if gain is None else gain
+        if min(st["ctrlrange"]) < 0 or g[0] < 0:
+            fail("an adhesion actuator's gain and control range cannot be negative (it pulls only)")
         st.update(ctrllimited="true", dyntype="none", gaintype="fixed", biastype="none")
     else:  # muscle: MuJoCo's muscle parameters (not applied by diffsim; kept as data)
         g[:9] = src["gainprm"][:9] if src is not None else [0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5, 1.3, 1.2]
@@ -386,11 +399,17 @@ class _MJCFParser:
         for el in root.findall("compiler"):
             self._compiler(el)
         self.gravity = np.array([0.0, 0.0, -9.81])
-        self.damper = self.frictionloss = self.spring = True
-        self.limits = self.equalities = self.clampctrl = True  # <flag limit/equality/constraint/clampctrl>
+        self.disabled: set[str] = set()  # <flag name="disable"/> of every <option>, later ones winning
+        self.actuator_groups_off: set[int] = set()  # <option actuatorgroupdisable>
         self.fluid = {"density": 0.0, "viscosity": 0.0}
         for el in root.findall("option"):
             self._option(el)
+        off = self.disabled
+        if "gravity" in off:  # applied after every <option>: a later gravity= does not bring it back
+            self.gravity = np.zeros(3)
+        self.damper, self.spring, self.clampctrl = ("damper" not in off, "spring" not in off, "clampctrl" not in off)
+        self.frictionloss, self.limits, self.equalities = (
+            not off & {flag, "constraint"} for flag in ("frictionloss", "limit", "equality"))
         self._check_default_names(root)
         self.defaults: dict[str, dict[str, dict]] = {}
         self.actuator_defaults: dict[str, dict] = {}  # per class: its actuator default (_apply_actuator)
@@ -454,20 +473,13 @@ class _MJCFParser:
             for attr, value in flag.attrib.items():
                 if value not in ("enable", "disable"):
                     raise ModelError(f"MJCF {wf}: flag {attr} must be 'enable' or 'disable'")
-            if flag.get("gravity") == "disable":
-                self.gravity = np.zeros(3)
-            if flag.get("damper") == "disable":
-                self.damper = False
-            if flag.get("spring") == "disable":
-                self.spring = False
-            if flag.get("frictionloss") == "disable" or flag.get("constraint") == "disable":
-                self.frictionloss = False
-            if flag.get("limit") == "disable" or flag.get("constraint") == "disable":
-                self.limits = False
-            if flag.get("equality") == "disable" or flag.get("constraint") == "disable":
-                self.equalities = False
-            if flag.get("clampctrl") == "disable":
-                self.clampctrl = False
+                (self.disabled.add if value == "disable" else self.disabled.discard)(attr)
+            if flag.get("actuation") == "disable":
+                raise ModelError(f"MJCF {wf}: flag actuation='disable' (MuJoCo then applies no actuator force) is not "
+                                 "supported: remove the flag, or the <actuator> section, or pass no ctrl=")
+        if "actuatorgroupdisable" in el.attrib:
+            self.actuator_groups_off = {_integer(g, w, "actuatorgroupdisable")
+                                        for g in el.get("actuatorgroupdisable").split()}
 
     def _check_default_names(self, root):
         """Default class names are unique (MuJoCo: "repeated default class name"; a repeated
@@ -716,6 +728,7 @@ class _MJCFParser:
                                    for j in el if j.tag == "joint")
                     out.append(Tendon(a.get("name"), "fixed", joints))
                     k, b = (float(passive.get(x, [0.0])[0]) for x in ("stiffness", "damping"))
+                    k, b = k * self.spring, b * self.damper  # <flag spring/damper="disable"/>: tendons' too
                     if k or b:
                         if not a.get("name"):
                             raise ModelError(f"MJCF {w}: a tendon with a spring or damper needs a name")
@@ -762,6 +775,10 @@ class _MJCFParser:
                 spec = _apply_actuator(self.actuator_defaults[cname], el.tag, a, w,
                                        self._actuator_ancestors(self.default_parent[cname]))
                 label = f"MJCF {w}"
+                if spec["group"] in self.actuator_groups_off:
+                    raise ModelError(f"{label}: the actuator is in group {spec['group']}, which actuatorgroupdisable switches "
+                                     "off (MuJoCo then applies no force from it): not supported; remove it or the "
+                                     "option")
                 if spec["delay"] != 0:
                     raise ModelError(f"{label}: delay={spec['delay']} (a delayed control) is not supported")
                 gear0 = spec["gear"][0]

@@ -85,6 +85,9 @@ class XmlDoc:
             sub = self._parse(text, path)
             if root_tag is not None and sub.tag != root_tag:
                 raise ModelError(f"{self.what} {w}: the root element of {path!r} must be <{root_tag}>, got <{sub.tag}>")
+            if root_tag is not None and len(sub) == 0:
+                raise ModelError(f"{self.what} {w}: included file {path!r} is empty (no elements inside "
+                                 f"<{root_tag}>; MuJoCo refuses it)")
             self._expand(sub, main, seen, tag, root_tag)
             parent.remove(el)
             for j, child in enumerate(list(sub)):

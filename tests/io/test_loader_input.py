@@ -15,7 +15,7 @@ import pytest
 import diffsim as ds
 from diffsim.io import from_mjmodel, load_mjcf, load_urdf
 from diffsim.io.xml import UnsimulatedWarning
-from diffsim.model import ModelError
+from diffsim.model import ModelError, joint_passive_forces
 from diffsim.model.rotations import quat_to_rot
 from io_peers import assert_same_model
 
@@ -201,6 +201,52 @@ def test_disable_flags_are_honoured(flag):
         assert (not model.joint_limits) == (flag in ("limit", "constraint"))
         assert (model.mimic is None) == (flag in ("equality", "constraint"))
         assert (model.actuators[0].ctrlrange is None) == (flag == "clampctrl")
+
+
+TENDON_BODY = (f'<body><joint name="a" damping="0.5" stiffness="2"/>{GEOM}<body pos="0.3 0 0"><joint name="b"/>{GEOM}'
+               '</body></body>')
+TENDON_TAIL = ('<tendon><fixed name="t" stiffness="3" damping="0.7" springlength="0"><joint joint="a" coef="1"/>'
+               '<joint joint="b" coef="2"/></fixed></tendon><actuator><motor joint="b" damping="0.4" gear="2"/></actuator>')
+
+
+@needs_mujoco
+@pytest.mark.parametrize("flags", ["", '<flag spring="disable"/>', '<flag damper="disable"/>',
+                                   '<flag spring="disable" damper="disable"/>'])
+def test_spring_and_damper_flags_switch_off_tendon_springs_too(flags):
+    """The flags zeroed the joints' springs and dampers and kept the fixed tendon's (MuJoCo drops both)."""
+    xml = W(TENDON_BODY, f"<option>{flags}</option>", TENDON_TAIL)
+    m = mj(xml)
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:] = [0.3, -0.2], [1.0, 0.2]
+    mujoco.mj_forward(m, d)
+    model = load_mjcf(xml)
+    ours = joint_passive_forces(model, jnp.asarray(d.qvel), jnp.asarray(d.qpos))
+    np.testing.assert_allclose(-np.asarray(ours), d.qfrc_passive, rtol=1e-12, atol=1e-14)
+
+
+@needs_mujoco
+def test_a_gravity_flag_holds_over_a_later_option():
+    """``<option><flag gravity="disable"/></option><option gravity="0 0 -5"/>``: MuJoCo has no
+    gravity; the second option brought it back."""
+    xml = W(B, '<option><flag gravity="disable"/></option><option gravity="0 0 -5"/>')
+    assert mj(xml).opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY
+    np.testing.assert_array_equal(np.asarray(load_mjcf(xml).gravity), 0.0)
+    xml = W(B, '<option><flag gravity="disable"/></option><option><flag gravity="enable"/></option>')
+    np.testing.assert_array_equal(np.asarray(load_mjcf(xml).gravity), [0.0, 0.0, -9.81])
+
+
+def test_switched_off_actuators_are_refused():
+    """``actuation="disable"`` and ``actuatorgroupdisable``: MuJoCo applies no force from those
+    actuators; diffsim applied it. Refused (an actuator outside the disabled groups loads)."""
+    tail = '<actuator><motor joint="a" gear="2" group="1"/></actuator>'
+    with pytest.raises(ModelError, match="actuation='disable'"):
+        load_mjcf(W(B, '<option><flag actuation="disable"/></option>', tail))
+    with pytest.raises(ModelError, match="group 1, which actuatorgroupdisable switches off"):
+        load_mjcf(W(B, '<option actuatorgroupdisable="1 3"/>', tail))
+    with pytest.raises(ModelError, match="group 3"):  # the group from the default class
+        load_mjcf(W(B, '<option actuatorgroupdisable="3"/><default><motor group="3"/></default>',
+                    '<actuator><motor joint="a"/></actuator>'))
+    assert len(load_mjcf(W(B, '<option actuatorgroupdisable="2"/>', tail)).actuators) == 1
 
 
 # ---- 5. negative masses and inertias -------------------------------------------------------------
@@ -389,6 +435,12 @@ def test_include_paths_resolve_from_the_main_file_first(tmp_path):
         load_mjcf(main)
     with pytest.raises(ValueError, match="already included"):
         mujoco.MjModel.from_xml_path(str(main))
+    (tmp_path / "empty.xml").write_text("<mujoco/>")  # was read as nothing
+    main.write_text(W(f'<body><joint name="a"/>{GEOM}</body>', '<include file="empty.xml"/>'))
+    with pytest.raises(ModelError, match="is empty"):
+        load_mjcf(main)
+    with pytest.raises(ValueError, match="Empty include"):
+        mujoco.MjModel.from_xml_path(str(main))
 
 
 # ---- 14. other refusals MuJoCo makes ---------------------------------------------------------------
@@ -409,6 +461,13 @@ REFUSED = {
                                     "not found"),
     "actuator on an unknown tendon": (W(B, tail='<actuator><motor tendon="t"/></actuator>'), "tendon='t': no tendon named",
                                       "not found"),
+    "adhesion with a negative control range": (W(B, tail='<actuator><adhesion body="B" ctrlrange="-1 1"/></actuator>'),
+                                               "adhesion actuator's gain and control range", "cannot be negative"),
+    "adhesion after a default's negative range": (
+        W(B, '<default><motor ctrlrange="-1 1"/></default>', '<actuator><adhesion body="B" gain="2"/></actuator>'),
+        "adhesion actuator's gain and control range", "cannot be negative"),
+    "adhesion with a negative gain": (W(B, tail='<actuator><adhesion body="B" gain="-2" ctrlrange="0 1"/></actuator>'),
+                                      "adhesion actuator's gain", "gain cannot be negative"),
 }
 
 
