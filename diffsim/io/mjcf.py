@@ -276,8 +276,13 @@ def _apply_actuator(state: dict, tag: str, a: dict, w: str, ancestors=()) -> dic
         g[0], b[1], b[2] = kp, -kp, (ratio if ratio is not None else -kv)
         if tc > 0:
             d[0] = tc
-        if st["inheritrange"] > 0 and any(st["ctrlrange"]):
+        # position: refused whenever both are set, also through classes (a superset of MuJoCo's
+        # refusals, whose rule for classes was not pinned down); an intvelocity's inheritrange sets its
+        # activation range (not kept), so MuJoCo accepts it with a ctrlrange and refuses an actrange
+        if tag == "position" and st["inheritrange"] > 0 and any(st["ctrlrange"]):
             fail("ctrlrange and inheritrange cannot both be given")
+        if tag == "intvelocity" and "actrange" in a and st["inheritrange"] > 0:
+            fail("actrange and inheritrange cannot both be given")
         st.update(gaintype="fixed", biastype="affine",
                   dyntype="integrator" if tag == "intvelocity" else ("filterexact" if tc > 0 else "none"))
     elif tag == "velocity":

@@ -335,6 +335,13 @@ def test_inheritrange_takes_the_joint_range():
         load_mjcf(xml.replace('inheritrange="2"', 'inheritrange="2" ctrlrange="0 1"'))
     with pytest.raises(ModelError, match="has no range"):
         load_mjcf(xml.replace('range="-30 60"', ""))
+    # an intvelocity's inheritrange sets its activation range: its own ctrlrange stays (was refused)
+    iv = xml.replace('<position joint="a" kp="5" inheritrange="1"/>',
+                     '<intvelocity joint="a" kp="5" ctrlrange="0 2" inheritrange="1"/>')
+    assert load_mjcf(iv).actuators[0].ctrlrange == tuple(mj(iv).actuator_ctrlrange[0]) == (0.0, 2.0)
+    with pytest.raises(ModelError, match="actrange and inheritrange"):
+        load_mjcf(iv.replace('ctrlrange="0 2"', 'actrange="0 1"'))
+    mj_refuses(iv.replace('ctrlrange="0 2"', 'actrange="0 1"'), "actrange and inheritrange")
 
 
 # ---- 9. limited joints need a range ----------------------------------------------------------------
