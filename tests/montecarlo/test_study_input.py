@@ -101,6 +101,7 @@ class _Torque:
         return self.amplitude * jnp.cos(t) * jnp.ones(1)
 
 
+@pytest.mark.slow  # two compiled runs per case; the fast subset stays within 3 min (2:58 with it)
 @pytest.mark.parametrize("make", [_torque, _Torque], ids=["closure", "callable object"])
 def test_resume_refuses_a_system_function_that_computes_something_else(make, tmp_path):
     """A torque function closing over another number (or a callable object with another attribute):
