@@ -136,12 +136,13 @@ def floats(value, n, where, attr, *, allow_fewer=False):
 
 
 def boolean(value, where, attr):
-    v = str(value).strip().lower()
-    if v in ("true", "1"):
+    """MJCF's keywords exactly: ``true`` or ``false`` (MuJoCo refuses ``1``, ``True`` …: "invalid keyword")."""
+    v = str(value).strip()
+    if v == "true":
         return True
-    if v in ("false", "0"):
+    if v == "false":
         return False
-    raise ModelError(f"{where}: attribute {attr}={value!r} must be 'true' or 'false'")
+    raise ModelError(f"{where}: attribute {attr}={value!r} must be 'true' or 'false' (MuJoCo's keywords, lower case)")
 
 
 def warn_unsimulated(model, what: str, stacklevel: int = 3):

@@ -473,6 +473,10 @@ REFUSED = {
     "adhesion after a default's negative range": (
         W(B, '<default><motor ctrlrange="-1 1"/></default>', '<actuator><adhesion body="B" gain="2"/></actuator>'),
         "adhesion actuator's gain and control range", "cannot be negative"),
+    "a boolean written 1": (W(B, '<compiler autolimits="1"/>'), "autolimits='1' must be 'true' or 'false'",
+                            "invalid keyword"),
+    "a boolean written True": (W(B, '<compiler balanceinertia="True"/>'), "must be 'true' or 'false'",
+                               "invalid keyword"),
     "adhesion with a negative gain": (W(B, tail='<actuator><adhesion body="B" gain="-2" ctrlrange="0 1"/></actuator>'),
                                       "adhesion actuator's gain", "gain cannot be negative"),
 }
