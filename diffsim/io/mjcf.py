@@ -5,7 +5,8 @@
 
 Supported: the ``<worldbody>`` body tree (``<frame>`` included); ``<include file>`` (a
 relative path is looked up as MuJoCo does: in the main file's directory first, then in the
-including file's; errors name the included file and line; a file included twice is refused); body
+including file's; the included file's root element is dropped whatever its tag, as MuJoCo does;
+errors name the included file and line; a file included twice is refused); body
 ``pos`` and orientation (``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``, honouring
 ``<compiler angle eulerseq>``; MJCF's default angle unit is the degree); ``<inertial>``
 (``diaginertia`` or ``fullinertia``); ``hinge``/``slide``/``ball``/``free`` joints and
@@ -69,6 +70,8 @@ Conventions (shared with :func:`diffsim.io.from_mjmodel`):
   has ``pos = p`` gets its frame moved to the anchor: its COM, sites and child placements are
   shifted by ``−p`` (orientation unchanged). World COMs and sites are unchanged; the body
   *origin* is the joint anchor (MuJoCo's ``xanchor``), not MuJoCo's ``xpos``.
+* **joints of one body**: at most 6 DOFs and no hinge or ball after a ball joint (MuJoCo's rules,
+  refused as MuJoCo refuses them).
 * **free joints** must belong to children of the world and be alone in their body; they get an
   identity tree placement, so ``q`` equals MuJoCo's ``qpos`` (the world pose). The body's
   ``pos``/``quat`` in the file only define MuJoCo's ``qpos0``. Velocities differ, see
@@ -190,6 +193,19 @@ def _integer(text: str, w: str, attr: str) -> int:
         return int(text)
     except ValueError:
         raise ModelError(f"MJCF {w}: {attr}={text!r} must be an integer") from None
+
+
+_DOFS = {"free": 6, "ball": 3, "hinge": 1, "slide": 1}
+
+
+def _check_body_joints(joints, w: str) -> None:
+    """MuJoCo's compiler rules for the joints of one body (``mjCBody::Compile``): at most 6 DOFs,
+    and no rotation (hinge or ball) after a ball joint, whose 3 rotations already span them."""
+    if sum(_DOFS[j.kind] for j in joints) > 6:
+        raise ModelError(f"MJCF {w}: more than 6 DOFs in one body (MuJoCo refuses it)")
+    if joints[-1].kind in ("hinge", "ball") and any(j.kind == "ball" for j in joints[:-1]):
+        raise ModelError(f"MJCF {w}: a ball joint followed by a rotation ({joints[-1].kind}) in one body "
+                         "(MuJoCo refuses it)")
 
 
 def _copy_actuator(state: dict) -> dict:
@@ -388,7 +404,7 @@ class _MJCFParser:
         root = self.doc.root
         if root.tag != "mujoco":
             raise ModelError(f"MJCF: the root element must be <mujoco>, got {self.doc.where(root)}")
-        self.doc.expand_includes("include", root_tag="mujoco")
+        self.doc.expand_includes("include")
         for el in root.iter():
             if el.tag in _REFUSED_ANYWHERE:
                 raise ModelError(f"MJCF {self.doc.where(el)}: {_REFUSED_ANYWHERE[el.tag]}")
@@ -865,6 +881,7 @@ class _MJCFParser:
                 raise ModelError(f"MJCF {w}: unsupported element in <worldbody>")
             elif tag in ("joint", "freejoint"):
                 bodies[index].joints.append(self._joint(child, frame))
+                _check_body_joints(bodies[index].joints, w)
             elif tag == "inertial":
                 if self._explicit[index] is not None:
                     raise ModelError(f"MJCF {w}: a body has at most one <inertial>")

@@ -44,23 +44,23 @@ class XmlDoc:
             raise ModelError(f"{self.what}: malformed XML in {filename}: {e}") from None
         return tb.close()
 
-    def expand_includes(self, tag="include", root_tag=None):
+    def expand_includes(self, tag="include"):
         """Replace every ``<include file=...>`` by the children of the included file's root
-        (MJCF semantics), recursively. A relative path is looked up as MuJoCo does: first in the
+        (MJCF semantics: whatever the root's tag), recursively. A relative path is looked up as MuJoCo does: first in the
         directory of the main file (the current directory for a document given as a string), then
         in the directory of the file that holds the ``<include>``. A file included twice (a cycle
         included) is refused, as MuJoCo refuses it ("already included"). Elements keep their own file
         and line for error messages."""
         main = os.path.dirname(os.path.abspath(self.filename)) if self.filename != "<string>" else os.getcwd()
         seen = {os.path.abspath(self.filename)} if self.filename != "<string>" else set()
-        self._expand(self.root, main, seen, tag, root_tag)
+        self._expand(self.root, main, seen, tag)
 
-    def _expand(self, parent, main, seen, tag, root_tag):
+    def _expand(self, parent, main, seen, tag):
         k = 0
         while k < len(parent):
             el = parent[k]
             if el.tag != tag:
-                self._expand(el, main, seen, tag, root_tag)
+                self._expand(el, main, seen, tag)
                 k += 1
                 continue
             w = self.where(el)
@@ -83,12 +83,10 @@ class XmlDoc:
                 raise ModelError(f"{self.what} {w}: cannot read included file {path!r}: {e.strerror}") from None
             seen.add(path)
             sub = self._parse(text, path)
-            if root_tag is not None and sub.tag != root_tag:
-                raise ModelError(f"{self.what} {w}: the root element of {path!r} must be <{root_tag}>, got <{sub.tag}>")
-            if root_tag is not None and len(sub) == 0:
+            if len(sub) == 0:  # any root tag is accepted (MuJoCo's; older files use <mujocoinclude>)
                 raise ModelError(f"{self.what} {w}: included file {path!r} is empty (no elements inside "
-                                 f"<{root_tag}>; MuJoCo refuses it)")
-            self._expand(sub, main, seen, tag, root_tag)
+                                 f"<{sub.tag}>; MuJoCo refuses it)")
+            self._expand(sub, main, seen, tag)
             parent.remove(el)
             for j, child in enumerate(list(sub)):
                 parent.insert(k + j, child)

@@ -422,13 +422,28 @@ def test_include_is_relative_to_the_including_file(tmp_path):
     assert_same_model(model, from_mjmodel(mujoco.MjModel.from_xml_path(str(main))))
 
 
+@needs_mujoco
+def test_an_included_file_may_have_any_root_element(tmp_path):
+    """MuJoCo drops the included file's root whatever its tag; older robot files wrap their
+    fragments in ``<mujocoinclude>`` (they were refused: "must be <mujoco>")."""
+    _write(tmp_path / "arm.xml", '<mujocoinclude><body name="c" pos="0 0 -0.3"><joint name="k" damping="0.2"/>'
+           f'{INERTIAL}</body></mujocoinclude>')
+    main = _write(tmp_path / "main.xml", mjcf(inner='<include file="arm.xml"/>'))
+    model = load_mjcf(main)
+    assert model.topology.body_names == ("b", "c")
+    assert_same_model(model, from_mjmodel(mujoco.MjModel.from_xml_path(str(main))))
+
+
 def test_include_errors_name_the_file_and_line(tmp_path):
     _write(tmp_path / "loop.xml", '<mujoco>\n<include file="loop.xml"/></mujoco>')
     with pytest.raises(ModelError, match=r"<include> \(loop.xml line 2\).*include cycle"):
         load_mjcf(_write(tmp_path / "m.xml", mjcf(top='<include file="loop.xml"/>')))
-    _write(tmp_path / "robot.xml", "<robot/>")
-    with pytest.raises(ModelError, match=r"<include> \(line 1\).*must be <mujoco>"):
+    _write(tmp_path / "robot.xml", "<robot/>")  # MuJoCo: "Empty include file"
+    with pytest.raises(ModelError, match=r"<include> \(line 1\).*robot.xml' is empty \(no elements inside <robot>"):
         load_mjcf(_write(tmp_path / "m2.xml", mjcf(top='<include file="robot.xml"/>')))
+    _write(tmp_path / "urdf.xml", '<robot>\n<link name="l"/></robot>')  # its elements are not MJCF's
+    with pytest.raises(ModelError, match=r"<link name='l'> \(urdf.xml line 2\).*unrecognized element <link>"):
+        load_mjcf(_write(tmp_path / "m4.xml", mjcf(top='<include file="urdf.xml"/>')))
     _write(tmp_path / "bad.xml", '<mujoco>\n<worldbody>\n<body name="x"><joint type="universal"/></body></worldbody></mujoco>')
     with pytest.raises(ModelError, match=r"<joint> \(bad.xml line 3\).*unknown joint type"):
         load_mjcf(_write(tmp_path / "m3.xml", mjcf(after='<include file="bad.xml"/>')))

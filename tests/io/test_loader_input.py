@@ -479,6 +479,15 @@ REFUSED = {
                                "invalid keyword"),
     "adhesion with a negative gain": (W(B, tail='<actuator><adhesion body="B" gain="-2" ctrlrange="0 1"/></actuator>'),
                                       "adhesion actuator's gain", "gain cannot be negative"),
+    # the two joint rules of a body (both loaded before: a 7-DOF body, a ball then a hinge)
+    "seven DOFs in one body": (W('<body>' + ''.join(f'<joint name="h{i}" axis="1 0 0"/>' for i in range(7))
+                                 + f'{GEOM}</body>'), "more than 6 DOFs in one body", "more than 6 dofs"),
+    "a free joint and a hinge in one body": (W(f'<body><freejoint/><joint name="h"/>{GEOM}</body>'),
+                                             "more than 6 DOFs in one body", "more than 6 dofs"),
+    "a ball then a hinge": (W(f'<body><joint type="ball"/><joint name="h"/>{GEOM}</body>'),
+                            "a ball joint followed by a rotation \\(hinge\\)", "ball followed by rotation"),
+    "two balls": (W(f'<body><joint type="ball"/><joint type="ball"/>{GEOM}</body>'),
+                  "a ball joint followed by a rotation \\(ball\\)", "ball followed by rotation"),
 }
 
 
