@@ -98,8 +98,7 @@ def montecarlo(args, info: ScenarioInfo) -> int:
         warnings.simplefilter("always", MonteCarloWarning)
         res = run_montecarlo(system, dists, args.samples, scenario.statistics, key=jax.random.PRNGKey(args.seed),
                              chunk_size=args.chunk, out=args.out, progress=progress, context=context)
-        if jax.process_index() == 0:
-            res.save(args.out, plots=bool(options.get("plots", True)))
+        written = res.save(args.out, plots=bool(options.get("plots", True))) if jax.process_index() == 0 else []
     for note in notes:
         if issubclass(note.category, MonteCarloWarning):
             print(f"diffsim: note: {note.message}", file=sys.stderr)
@@ -108,8 +107,9 @@ def montecarlo(args, info: ScenarioInfo) -> int:
     print(json.dumps(jsonable({"n_samples": res.n_samples, "status_counts": res.status_counts,
                                "samples_per_s": res.samples_per_s, "wall_time_s": res.wall_time_s,
                                "chunks_run": res.chunks_run, "chunks_resumed": res.chunks_resumed}), indent=2))
+    figures = [p.name for p in written if p.suffix == ".png"]
     print(f"results written to {args.out}/ (samples.npz, summary.json"
-          f"{', figures' if options.get('plots', True) else ''})")
+          f"{', ' + ', '.join(figures) if figures else ''})")
     return 0
 
 

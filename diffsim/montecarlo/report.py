@@ -1,15 +1,19 @@
 """Writing a Monte Carlo study: ``samples.npz`` (the CLI's contract), ``summary.json`` and figures
-— a histogram of every statistic (per component, up to six), each output against each input, and,
-for statistics that are time series, quantile bands over time when asked for (``bands=``).
+— a histogram of every statistic (per component, up to six), each output against each input (up
+to six output rows: the user's statistics first, then ``q_final`` and ``v_final``), and, for
+statistics that are time series, quantile bands over time when asked for (``bands=``).
 
 Figures and summaries use the finite values of the successful samples: a statistic may be NaN (or
 infinite) for a sample it does not apply to (ball-drop's ``rebound_max_z`` before any impact);
-``summary.json`` counts them per statistic (``non_finite``), and a statistic without a finite value
-has no histogram (``summary.json``'s ``figures_skipped`` says so, and a warning)."""
+``summary.json`` counts them per component (``non_finite``). What a figure leaves out — a
+statistic or component without a finite value, outputs beyond the sensitivity figure's six rows,
+every figure when no sample succeeded — ``summary.json``'s ``figures_skipped`` says, and a warning.
+A component whose values differ by rounding only (a few ulp) gets one histogram bin, labelled."""
 
 from __future__ import annotations
 
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +56,32 @@ def _bands(name, t, x, path):
     return save_figure(fig, path)
 
 
+#: the standard statistics every study adds (:func:`diffsim.montecarlo.run`): after the user's in the
+#: sensitivity figure
+STANDARD = ("q_final", "v_final")
+
+
+def _write_npz(path: Path, arrays: dict) -> None:
+    """``np.savez_compressed`` without its keyword arguments (a statistic named ``file`` or
+    ``allow_pickle`` was taken for one): one ``NAME.npy`` per array, as ``np.load`` reads them."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, value in arrays.items():
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(value), allow_pickle=False)
+
+
+def _bins(col):
+    """``(bins, range, note)`` for a histogram of the finite values ``col``: ~√n bins (5 to 50);
+    one bin around the value when the values differ by a few ulp only (NumPy cannot cut such a
+    range into bins: the save failed there), with a note for the label."""
+    lo, hi = float(col.min()), float(col.max())
+    if hi - lo <= 16 * np.spacing(max(abs(lo), abs(hi), np.finfo(float).tiny)):
+        mid = 0.5 * (lo + hi)
+        half = max(abs(mid) * 1e-9, 1e-300)
+        return 1, (mid - half, mid + half), f"= {mid:.6g}" + (" to rounding" if hi > lo else "")
+    return min(50, max(5, int(np.sqrt(col.size)))), None, None
+
+
 def _finite(x) -> np.ndarray:
     v = np.asarray(x, dtype=float)
     return np.where(np.isfinite(v), v, np.nan)
@@ -66,34 +96,51 @@ def _spread(col) -> bool:
 def save_result(res, out: Path, plots: bool = True, bands=None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     for name in list(res.draws) + list(res.statistics):
-        if name in ("status",):
-            raise ValueError(f"samples.npz: {name!r} is the status array; a draw or statistic cannot take that name")
+        if name in ("status", "sample_index"):
+            raise ValueError(f"samples.npz: {name!r} is a reserved array (the status, a rerun's sample numbers); a draw "
+                             "or statistic cannot take that name")
     clash = set(res.draws) & set(res.statistics)
     if clash:
         raise ValueError(f"samples.npz: {sorted(clash)} name both a draw and a statistic")
     arrays = {"status": res.status, **res.draws, **res.statistics}
-    np.savez_compressed(out / "samples.npz", **arrays)
+    if res.sample_index is not None:  # a rerun of chosen samples: row k is sample sample_index[k]
+        arrays["sample_index"] = res.sample_index
+    _write_npz(out / "samples.npz", arrays)
     ok = res.status == 0
+    n_ok = int(ok.sum())
     summary = res.summary_json()
-    # histograms of the finite values; a statistic with none among the successful samples has none
+    # histograms of the finite values; a statistic (or component) with none among the successful samples has none
     hists, skipped = {}, {}
-    if plots and ok.any():
+    if plots and not ok.any():
+        skipped["*"] = f"no successful sample (status {res.status_counts}): no figure"
+    elif plots:
         for name, x in res.statistics.items():
             cols = [(label, col[np.isfinite(col)]) for label, col in _columns(name, np.asarray(x[ok], dtype=float))]
             if not cols:
                 continue
             kept = [(label, col) for label, col in cols if col.size]
-            if kept:
-                hists[name] = (kept, sum(c.size for _, c in cols) - sum(c.size for _, c in kept))
-            else:
-                skipped[name] = f"no finite value among the {int(ok.sum())} successful samples: no histogram"
+            empty = [label for label, col in cols if not col.size]
+            if not kept:
+                skipped[name] = f"no finite value among the {n_ok} successful samples: no histogram"
+                continue
+            hists[name] = kept
+            if empty:
+                skipped[name] = f"{', '.join(empty)}: no finite value among the {n_ok} successful samples, left out"
+        ordered = sorted(res.statistics, key=lambda n: (n in STANDARD, STANDARD.index(n) if n in STANDARD else 0))
+        outputs = [c for n in ordered for c in _columns(n, np.asarray(res.statistics[n][ok], dtype=float))
+                   if _spread(c[1])]
+        if len(outputs) > MAX_COMPONENTS:
+            left = [label for label, _ in outputs[MAX_COMPONENTS:]]
+            skipped["sensitivity.png"] = (f"{MAX_COMPONENTS} output rows of {len(outputs)}: "
+                                          f"{', '.join(left)} left out")
+        outputs = outputs[:MAX_COMPONENTS]
     if skipped:
         summary["figures_skipped"] = skipped
     write_json(out / "summary.json", summary)
     paths = [out / "samples.npz", out / "summary.json"]
     for name, why in skipped.items():
-        warnings.warn(f"statistic {name!r}: {why} (summary.json counts its non-finite values)", MonteCarloWarning,
-                      stacklevel=3)
+        what = "figures" if name == "*" else (name if name.endswith(".png") else f"statistic {name!r}")
+        warnings.warn(f"{what}: {why} (summary.json: figures_skipped)", MonteCarloWarning, stacklevel=3)
     if not plots:
         return paths
     for name in bands or {}:
@@ -103,16 +150,16 @@ def save_result(res, out: Path, plots: bool = True, bands=None) -> list[Path]:
         return paths
     for name, t in (bands or {}).items():
         paths.append(_bands(name, t, res.statistics[name][ok], out / f"bands_{name}.png"))
-    for name, (cols, _) in hists.items():
+    for name, cols in hists.items():
         fig, axes = new_figure(1, len(cols), figsize=(3.2 * len(cols), 3.0), squeeze=False)
         for ax, (label, col) in zip(axes[0], cols):
-            ax.hist(col, bins=min(50, max(5, int(np.sqrt(col.size)))), color="C0", alpha=0.8)
-            ax.set_xlabel(label if col.size == int(ok.sum()) else f"{label} ({col.size} finite)")
-        axes[0][0].set_ylabel(f"samples (of {int(ok.sum())} successful)")
+            bins, rng, note = _bins(col)
+            ax.hist(col, bins=bins, range=rng, color="C0", alpha=0.8)
+            text = label if col.size == n_ok else f"{label} ({col.size} finite)"
+            ax.set_xlabel(text if note is None else f"{text} {note}")
+        axes[0][0].set_ylabel(f"samples (of {n_ok} successful)")
         paths.append(save_figure(fig, out / f"hist_{name}.png"))
     inputs = [c for n, v in res.draws.items() for c in _columns(n, np.asarray(v[ok], dtype=float))]
-    outputs = [c for n, v in res.statistics.items() for c in _columns(n, np.asarray(v[ok], dtype=float))
-               if _spread(c[1])][:MAX_COMPONENTS]
     if inputs and outputs:
         fig, axes = new_figure(len(outputs), len(inputs), figsize=(3.0 * len(inputs), 2.4 * len(outputs)),
                                squeeze=False)

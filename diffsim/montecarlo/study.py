@@ -95,7 +95,7 @@ def _no_statistics(traj) -> dict:
 
 
 #: names a statistic cannot take: the other arrays of samples.npz (and of the chunk files)
-RESERVED = ("status", "index")
+RESERVED = ("status", "index", "sample_index")
 
 
 def _user_statistics(statistics, traj) -> dict:
@@ -491,10 +491,12 @@ class MonteCarloResult:
     wall_time_s: float
     chunk_size: int
     n_devices: int
-    chunks_run: int
+    chunks_run: int  # in this call, by this process (``totals``: every process's)
     chunks_resumed: int
     bytes_per_sample: float | None = None
     samples_run: int | None = None  # simulated in this call by this process (not read back from disk)
+    n_processes: int = 1
+    totals: tuple | None = None  # (chunks_run, chunks_resumed, samples_run) over every process of a multi-process run
     sample_index: np.ndarray | None = None  # each row's sample number, for a rerun of chosen indices (else 0..N-1)
 
     @property
@@ -503,9 +505,17 @@ class MonteCarloResult:
 
     @property
     def samples_per_s(self) -> float:
-        """Samples simulated per second of this call (resumed chunks do not count)."""
-        n = self.n_samples if self.samples_run is None else self.samples_run
+        """Samples simulated per second of this call (resumed chunks do not count; in a
+        multi-process run, the samples of every process over this process's wall time)."""
+        n = self._counts[2]
         return n / self.wall_time_s if self.wall_time_s > 0 else float("inf")
+
+    @property
+    def _counts(self) -> tuple:
+        """``(chunks_run, chunks_resumed, samples_run)`` of the study in this call (every process's)."""
+        if self.totals is not None:
+            return self.totals
+        return self.chunks_run, self.chunks_resumed, self.n_samples if self.samples_run is None else self.samples_run
 
     @property
     def failed(self) -> np.ndarray:
@@ -535,29 +545,44 @@ class MonteCarloResult:
         return _finite_quantiles(x, q)
 
     def summary_json(self) -> dict:
+        """``summary.json``'s content: per statistic, over the finite values of the successful
+        samples and per component, the mean, the sample standard deviation (``ddof=1``; null with
+        fewer than two finite values), quantiles and ``non_finite`` (how many samples have a
+        non-finite value there; ``non_finite_samples``: in any component); the draws' mean and std
+        over every sample (``populations`` says which samples each block covers)."""
         ok = self.status == Status.SUCCESS
         stats = {}
         qs = (0.05, 0.25, 0.5, 0.75, 0.95)
         for k, x in self.statistics.items():
             xs = x[ok]
             if not xs.size:
-                stats[k] = {"shape": list(x.shape[1:]), "mean": None, "std": None, "quantiles": None, "non_finite": 0}
+                stats[k] = {"shape": list(x.shape[1:]), "mean": None, "std": None, "quantiles": None,
+                            "non_finite": np.zeros(x.shape[1:], int), "non_finite_samples": 0}
                 continue
             v = _finite_values(xs)
-            with warnings.catch_warnings():  # a component without a finite value: NaN (null in JSON)
-                warnings.simplefilter("ignore", RuntimeWarning)
-                mean, std = np.nanmean(v, axis=0), np.nanstd(v, axis=0)
-            stats[k] = {"shape": list(x.shape[1:]), "mean": mean, "std": std,
+            bad = np.isnan(v)
+            stats[k] = {"shape": list(x.shape[1:]), "mean": _nanmean(v), "std": _sample_std(v),
                         "quantiles": {str(q): c for q, c in zip(qs, _finite_quantiles(xs, qs))},
-                        "non_finite": int(np.sum(np.isnan(v)))}
-        return {"n_samples": self.n_samples, "status_counts": self.status_counts,
-                "failed_indices": self.failed[:1000], "failure_messages": {
-                    Status(int(s)).name.lower(): STATUS_MESSAGES[Status(int(s))] for s in np.unique(self.status)
-                    if s != Status.SUCCESS},
-                "samples_per_s": self.samples_per_s, "wall_time_s": self.wall_time_s, "chunk_size": self.chunk_size,
-                "n_devices": self.n_devices, "bytes_per_sample": self.bytes_per_sample,
-                "inputs": {n: {"mean": v.mean(axis=0), "std": v.std(axis=0)} for n, v in self.draws.items()},
-                "statistics": stats, "provenance": provenance()}
+                        "non_finite": bad.sum(axis=0),
+                        "non_finite_samples": int(bad.reshape(bad.shape[0], -1).any(axis=1).sum())}
+        failed = self.failed
+        out = {"n_samples": self.n_samples, "status_counts": self.status_counts, "n_failed": int(failed.size),
+               "failed_indices": failed[:MAX_FAILED_LISTED],
+               "failed_indices_truncated": bool(failed.size > MAX_FAILED_LISTED),
+               "failure_messages": {
+                   Status(int(s)).name.lower(): STATUS_MESSAGES[Status(int(s))] for s in np.unique(self.status)
+                   if s != Status.SUCCESS},
+               "samples_per_s": self.samples_per_s, "wall_time_s": self.wall_time_s,
+               **dict(zip(("chunks_run", "chunks_resumed", "samples_run"), self._counts)), "n_processes": self.n_processes,
+               "chunk_size": self.chunk_size, "n_devices": self.n_devices, "bytes_per_sample": self.bytes_per_sample,
+               "populations": {"inputs": "every sample (failed and invalid-parameter ones included)",
+                               "statistics": "the successful samples, finite values only"},
+               "inputs": {n: {"mean": v.mean(axis=0), "std": _sample_std(np.asarray(v, float))}
+                          for n, v in self.draws.items()},
+               "statistics": stats, "provenance": provenance()}
+        if self.sample_index is not None:  # a rerun of chosen samples: row k is sample sample_index[k]
+            out["sample_index"] = self.sample_index
+        return out
 
     def save(self, out_dir, plots: bool = True, bands=None) -> list:
         """``samples.npz`` (one array per varied name, ``status``, every statistic), ``summary.json``
@@ -566,6 +591,27 @@ class MonteCarloResult:
         ``bands_<name>.png``); summaries and figures over the finite values of the successful
         samples (``report`` module docstring); returns the paths."""
         return save_result(self, Path(out_dir), plots, bands)
+
+
+#: ``summary.json`` lists the first this many failed sample numbers (``n_failed`` counts them all;
+#: ``samples.npz``'s ``status`` marks every one)
+MAX_FAILED_LISTED = 1000
+
+
+def _nanmean(v) -> np.ndarray:
+    with warnings.catch_warnings():  # a component without a finite value: NaN (null in JSON)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(v, axis=0)
+
+
+def _sample_std(v) -> np.ndarray:
+    """Per component, the sample standard deviation (``ddof=1``) of the non-NaN values; NaN
+    (null in JSON) with fewer than two."""
+    n = np.sum(~np.isnan(v), axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sd = np.nanstd(v, axis=0, ddof=1)
+    return np.where(n >= 2, sd, np.nan)
 
 
 def _finite_values(x) -> np.ndarray:
@@ -623,7 +669,7 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     ``chunk_size`` / ``indices`` (not truncated), a ``key`` that is not a ``jax.random`` key,
     ``Samples`` that do not have a row of the parameter's entries per sample, a law over the
     orientation quaternion of a free or spherical joint's ``q0`` (``Samples`` of unit
-    quaternions are accepted), a statistic named ``status``, ``index`` or like a varied name, and
+    quaternions are accepted), a statistic named ``status``, ``index``, ``sample_index`` or like a varied name, and
     with ``out=``: a directory that holds another study, or a chunk file that is not one of this
     study's (named: delete it to recompute its samples).
     """
@@ -719,6 +765,11 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
     if n_proc > 1:
         multihost_utils.sync_global_devices("diffsim.montecarlo: all chunks written")
         results = [_read_chunk(out / "chunks" / f"chunk_{k:06d}.npz", chunks[k], spec) for k in range(len(chunks))]
+        # the study's counts: every process's chunks and samples (summary.json's, and the rate's)
+        counts = np.asarray(multihost_utils.process_allgather(np.array([n_run, n_resumed, n_simulated], np.int64)))
+        totals = tuple(int(c) for c in counts.reshape(-1, 3).sum(axis=0))
+    else:
+        totals = None
     wall = time.perf_counter() - t_start
     draws = {n: np.concatenate([r[0][n] for r in results]) for n in names}
     stats = {s: np.concatenate([r[1][s] for r in results]) for s in results[0][1]}
@@ -732,7 +783,7 @@ def run(system: System, distributions: Mapping[str, AbstractDistribution], n_sam
         draws, stats = ({k: v[back] for k, v in d.items()} for d in (draws, stats))
         status, ran = status[back], ran[back]
     res = MonteCarloResult(draws, stats, status, wall, chunk_size, n_dev, n_run, n_resumed, per, n_simulated,
-                           sample_index=None if indices is None else ran)
+                           sample_index=None if indices is None else ran, n_processes=n_proc, totals=totals)
     if out is not None and indices is None and proc == 0:
         res.save(out, plots=False)
     return res

@@ -121,7 +121,8 @@ def test_save_writes_the_contract(reference, tmp_path):
     assert (tmp_path / "hist_qmax.png").exists() and (tmp_path / "sensitivity.png").exists()
     # a study in which every sample failed is saved too (status and summary say why), without figures
     failed = dataclasses.replace(reference, status=np.full(40, int(ds.Status.MAX_STEPS_REACHED)))
-    paths = failed.save(tmp_path / "failed")
+    with pytest.warns(mc.MonteCarloWarning, match="figures: no successful sample"):
+        paths = failed.save(tmp_path / "failed")
     assert [p.name for p in paths] == ["samples.npz", "summary.json"]
     summary = json.loads((tmp_path / "failed" / "summary.json").read_text())
     assert summary["status_counts"] == {"max_steps_reached": 40} and summary["statistics"]["qmax"]["mean"] is None
@@ -308,6 +309,9 @@ def test_two_processes_share_a_study_through_jax_distributed(reference, tmp_path
         assert p.returncode == 0, err[-3000:]
     for i in range(2):
         np.testing.assert_array_equal(np.load(out / f"qmax_{i}.npy"), reference.statistics["qmax"])
+    summary = json.loads((out / "summary.json").read_text())  # the study's counts, not process 0's (3 chunks, 24)
+    assert (summary["chunks_run"], summary["samples_run"], summary["n_processes"]) == (5, 40, 2), summary
+    assert summary["samples_per_s"] == pytest.approx(40 / summary["wall_time_s"])
     assert (out / "samples.npz").exists()
 
 
