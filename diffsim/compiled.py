@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 
 import equinox as eqx
+import jax.numpy as jnp
 
 try:  # reads JAX's trace stack (:func:`staged`)
     from jax.extend.core import unsafe_am_i_under_a_jit_DO_NOT_USE as _under_jit
@@ -36,13 +37,20 @@ def staged() -> bool:
     return True if _under_jit is None else bool(_under_jit())
 
 
+def _traced(x):
+    """A Python float as a (weakly typed) array: a new value is a new input of the same program,
+    not a new static argument that ``eqx.filter_jit`` compiles again (a loop over ``dt`` compiled
+    one program per value). Ints, bools and everything else stay as they are (static)."""
+    return jnp.asarray(x) if type(x) is float else x
+
+
 def compiled(fn):
     """``fn`` as one compiled program (``eqx.filter_jit``), keeping its name, signature and
-    docstring (``__wrapped__`` is ``fn``)."""
+    docstring (``__wrapped__`` is ``fn``); Python floats among the arguments are traced."""
     program = eqx.filter_jit(fn)
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        return program(*args, **kwargs)
+        return program(*map(_traced, args), **{k: _traced(v) for k, v in kwargs.items()})
 
     return wrapped

@@ -138,15 +138,16 @@ class Loads(eqx.Module):
         return self.tau is not None or bool(self.forces) or self.ctrl is not None
 
     def generalized(self, model: Model, t, q, v):
-        """``tau`` plus the actuators' generalised force of ``ctrl`` [nv]."""
+        """``tau`` plus the actuators' generalised force of ``ctrl`` [nv], in the model's dtype (a
+        list or a NumPy-built signal is float64 under x64; a float32 model's state stays float32)."""
         tau = jnp.zeros(model.nv, model.dtype)
         if self.tau is not None:
             u = evaluate_signal(self.tau, t, q, v)
             if u.shape != (model.nv,):
                 raise ValueError(f"tau must evaluate to shape ({model.nv},) (one entry per velocity), got {u.shape}")
-            tau = tau + u
+            tau = tau + u.astype(model.dtype)
         if self.ctrl is not None:
-            tau = tau + self.actuation(evaluate_signal(self.ctrl, t, q, v), q, v, model)
+            tau = tau + self.actuation(evaluate_signal(self.ctrl, t, q, v), q, v, model).astype(model.dtype)
         return tau
 
     def evaluate(self, model: Model, t, q, v):
@@ -158,7 +159,7 @@ class Loads(eqx.Module):
         f_ext = jnp.zeros((model.nb, 6), model.dtype)
         for pf in self.forces:
             f_b, x_b = pf.body_force(model, t, q, v, None if kin is None else kin.R[pf.body])
-            f_ext = f_ext.at[pf.body].add(jnp.concatenate([jnp.cross(x_b, f_b), f_b]))
+            f_ext = f_ext.at[pf.body].add(jnp.concatenate([jnp.cross(x_b, f_b), f_b]).astype(model.dtype))
         return tau, f_ext
 
     def impulse_rate(self, model: Model, t, q, v):
@@ -170,7 +171,7 @@ class Loads(eqx.Module):
         kin = forward_kinematics(model, q)
         for pf in self.forces:
             F_w, x_w, _, _ = pf.resolve(model, t, q, v, kin.R[pf.body], kin.p[pf.body])
-            out = out + jnp.concatenate([jnp.cross(x_w, F_w), F_w])
+            out = out + jnp.concatenate([jnp.cross(x_w, F_w), F_w]).astype(model.dtype)
         return out
 
 

@@ -61,3 +61,19 @@ def test_a_links_modal_integrals_compile_once_per_structure_and_equal_the_staged
                                         for f in fields])(55.0, 0.4, 0.2)  # fmt: skip
     for f, want in zip(fields, staged, strict=True):
         np.testing.assert_allclose(getattr(fb, f), want, rtol=1e-13, atol=1e-13, err_msg=f)
+
+
+def test_new_python_float_arguments_compile_nothing(compile_log):
+    """A Python float (``dt``, ``scale``) was a static argument of the compiled program: an eager
+    loop over four ``dt`` values compiled four programs. Now it is traced; the values equal those
+    with ``dt`` given as an array."""
+    m = random_tree(5, n_bodies=2, joint_types=("revolute", "spherical"), base="free")
+    q = ds.random_configuration(m, jax.random.PRNGKey(0), 0.5)
+    v = jax.random.normal(jax.random.PRNGKey(1), (m.nv,))
+    first = ds.integrate(m, q, v, 0.01)
+    with compile_log() as log:
+        got = [ds.integrate(m, q, v, dt) for dt in (0.02, 0.03, 0.04)]
+        ds.random_configuration(m, jax.random.PRNGKey(2), 0.7)
+    assert log == [], log
+    for dt, x in zip((0.01, 0.02, 0.03, 0.04), [first, *got]):
+        np.testing.assert_array_equal(x, ds.integrate(m, q, v, jnp.asarray(dt)))

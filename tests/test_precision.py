@@ -122,11 +122,52 @@ def test_every_computing_entry_point_carries_the_setting():
                     ds.kinetic_energy, ds.potential_energy, ds.total_energy, ds.forward_kinematics, ds.site_poses,
                     ds.point_jacobian, ds.point_velocity, ds.body_velocities, ds.body_com, ds.spatial_momentum,
                     ds.linear_momentum, ds.angular_momentum, ds.centre_of_mass, ds.simulate, ds.rollout,
-                    ds.joint_torques, ds.lemke, ds.integrate, ds.difference, ds.configuration_rate, ds.to_mujoco,
+                    ds.joint_torques, ds.lemke, ds.integrate, ds.difference, ds.configuration_rate, ds.normalize,
+                    ds.random_configuration, ds.to_mujoco,
                     ds.from_mujoco, identify.fit, identify.modal_frequencies, identify.modal_report,
                     identify.match_frequencies, montecarlo.run, plan.solve, plan.solve_system, plan.sensitivity]
     missing = [f.__name__ for f in entry_points if not getattr(f, "__diffsim_full_precision__", False)]
     assert not missing
+
+
+def test_a_flexible_links_integrals_are_true_float32():
+    """``ds.flexible.beam`` and ``set_params`` of a beam parameter derive the link's modal integrals
+    (K, the mass integrals): they were traced under JAX's default (TF32 on NVIDIA GPUs)."""
+    from diffsim.flexible import beam
+    from flex_models import _poly
+
+    kw = dict(modes_y=_poly([2, 3]), modes_z=_poly([2]), n_quad=12, dtype=F32)
+    b = ds.ModelBuilder(gravity=(0.0, -9.81, 0.0))
+    b.add_body("l1", None, joint="revolute", axis=(0, 0, 1), mass=1.0, inertia=(0.1, 0.1, 0.1),
+               flex=beam(1.0, 2.0, EI_z=50.0, EI_y=60.0, **kw))
+    m = b.build(dtype=F32)
+    for fn in (lambda EI: beam(1.0, 2.0, EI_z=EI, EI_y=60.0, **kw).K,
+               lambda EI: ds.set_params(m, {"beam.l1.EI_z": EI}).flex[0].K):
+        precs = _f32_precisions(fn, jnp.float32(55.0))
+        assert precs and all(p == HIGHEST for p in precs), sorted(set(map(str, precs)))
+
+
+def test_loads_given_in_float64_drive_a_float32_model_in_float32():
+    """Under x64 a list, a NumPy-built ``TimeSeries`` or a callable's ``jnp.array`` is float64: on a
+    float32 model ``simulate`` failed deep in diffrax (a dtype error of its save buffer) and
+    ``rollout`` in ``lax.scan`` (carry float32 vs float64). The loads are cast to the model's dtype;
+    the result equals the same run with float32 loads."""
+    b = ds.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("arm", joint="revolute", axis=[0, 1, 0], mass=1.0, com=[0.3, 0, 0], inertia=(0.002, 0.01, 0.01))
+    m = b.build(dtype=F32)
+    q0, v0 = jnp.array([0.3], F32), jnp.zeros(1, F32)
+    T = np.linspace(0.0, 1.0, 11)
+    signals = {"list": [0.1], "TimeSeries": ds.TimeSeries(T, 0.1 * T[:, None]),
+               "callable": lambda t, q, v: jnp.array([0.1]) * jnp.cos(q)}
+    same = {"list": jnp.array([0.1], F32), "TimeSeries": ds.TimeSeries(T.astype(np.float32), (0.1 * T[:, None]).astype(np.float32)),
+            "callable": lambda t, q, v: jnp.array([0.1], F32) * jnp.cos(q)}
+    for name, tau in signals.items():
+        tr = ds.rollout(m, q0, v0, 1e-3, 5, tau=tau, forces=[ds.point_force(m, "arm", (0.0, 0.0, -1.0))])
+        ref = ds.rollout(m, q0, v0, 1e-3, 5, tau=same[name], forces=[ds.point_force(m, "arm", (0.0, 0.0, -1.0))])
+        assert tr.q.dtype == tr.v.dtype == F32, name
+        np.testing.assert_array_equal(tr.v, ref.v)
+    tr = ds.simulate(m, q0, v0, 0.02, tau=signals["TimeSeries"], rtol=1e-5, atol=1e-5)
+    assert tr.q.dtype == F32
 
 
 def test_set_matmul_precision_rejects_unknown_values():

@@ -48,12 +48,14 @@ def difference(model: Model, q0, q1):
     return _per_joint(model, jt.difference, q0, q1, kinds="qq", modal=lambda a, b: b - a)
 
 
+@full_precision
 @compiled
 def normalize(model: Model, q):
     """Project ``q`` onto the manifold (normalise every quaternion)."""
     return _per_joint(model, jt.normalize, q, kinds="q", modal=lambda qe: qe)
 
 
+@full_precision
 @compiled
 def random_configuration(model: Model, key, scale=1.0):
     """A random configuration: ``integrate(neutral, scale · N(0, 1))``, mimic joints coupled to

@@ -37,6 +37,7 @@ from .._util import is_concrete
 from ..beams import ModeShapes
 from ..beams.elastic import ElasticModes, ElasticSnapshotModes, SolvedElasticModes
 from ..compiled import staged
+from ..precision import full_precision
 from .flexbody import FlexBody
 
 
@@ -62,7 +63,11 @@ def _positive(name, value, allow_zero=False):
 
 
 def _fields(shapes, eta):
-    f = shapes.fields(jnp.asarray(eta))
+    """The family's fields at ``eta``, in ``eta``'s dtype (shape coefficients may be float64 under
+    x64 for a float32 link: written into float32 arrays they were a lossy scatter JAX warns of)."""
+    eta = jnp.asarray(eta)
+    f = jax.tree.map(lambda x: x.astype(eta.dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x,
+                     shapes.fields(eta))
     n = f["W"].shape[-1]
     if n < 1:
         raise BeamError("a mode family with zero modes: give at least one mode or leave the family out")
@@ -143,6 +148,7 @@ class Beam(eqx.Module):
             cols.append(d if axis is None else d.at[..., axis, :].set(W))
         return jnp.concatenate(cols, -1)
 
+    @full_precision  # its float32 integrals in true float32 under a TF32 default (diffsim.precision)
     def flex_body(self, dtype=None) -> FlexBody:
         """The section data and modal integrals (seed 001 eqs 8–11, seed 004 eqs 19–35).
 
