@@ -89,11 +89,12 @@ def _link_inertia(doc, link):
     if ie is None:
         raise ModelError(f"URDF {w} of link {link.get('name')!r}: <inertia> is required")
     wi = doc.where(ie)
-    missing = [k for k in ("ixx", "iyy", "izz") if k not in ie.attrib]
-    if missing:  # urdfdom refuses it ("inertia element missing izz attribute"); a product of inertia defaults to 0
-        raise ModelError(f"URDF {wi} of link {link.get('name')!r}: <inertia> needs its moments ixx, iyy and izz; "
-                         f"missing {', '.join(missing)}")
-    c = {k: float(floats(ie.get(k, "0"), 1, wi, k)[0]) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    missing = [k for k in keys if k not in ie.attrib]
+    if missing:  # urdfdom ("inertia element missing ixy attribute") and MuJoCo refuse it: no default of 0
+        raise ModelError(f"URDF {wi} of link {link.get('name')!r}: <inertia> needs all six of ixx, ixy, ixz, iyy, "
+                         f"iyz and izz (write 0 for a zero product of inertia); missing {', '.join(missing)}")
+    c = {k: float(floats(ie.get(k), 1, wi, k)[0]) for k in keys}
     I = np.array(
         [[c["ixx"], c["ixy"], c["ixz"]], [c["ixy"], c["iyy"], c["iyz"]], [c["ixz"], c["iyz"], c["izz"]]]
     )

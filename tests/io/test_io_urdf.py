@@ -216,8 +216,8 @@ def test_planar_joint_matches_pinocchio():
 
 def _two_links(joint_type="revolute", joint_extra="", link_extra=""):
     return f"""<robot name="r">
-  <link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>
-  <link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>
+  <link name="a"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
   {link_extra}
   <joint name="j" type="{joint_type}"><parent link="a"/><child link="b"/>{joint_extra}</joint>
 </robot>"""
@@ -238,7 +238,7 @@ REFUSED = {
                              ["<mimic> (line 5) of <joint name='j'>", "unknown master joint 'x'"]),
     "negative-friction": (_two_links(joint_extra='<dynamics damping="1" friction="-0.5"/>'), ["<dynamics>", "(line 5)", "'j'", "friction"]),
     "no-links": ('<robot name="r">\n</robot>', ["<robot name='r'> (line 1)", "no links"]),
-    "massless-moving-link": (_two_links().replace('<mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/>', "", 2)
+    "massless-moving-link": (_two_links().replace('<mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>', "", 2)
                              .replace("<inertial></inertial>", "", 2) + "",
                              ["<link name='b'> (line 3)", "zero mass"]),
     "zero-axis": (_two_links(joint_extra='<axis xyz="0 0 0"/>'), ["<joint name='j'>", "axis is zero"]),
@@ -265,8 +265,8 @@ def test_refusals_name_the_element(name):
 
 
 GRIPPER = """<robot name="g">
-  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>
-  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="0.01" iyy="0.02" izz="0.02"/></inertial></link>
+  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
   <link name="palm"/><link name="f1">{fin}</link><link name="f2">{fin}</link>
   <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
     <limit lower="-1" upper="1" effort="5"/></joint>
@@ -276,7 +276,7 @@ GRIPPER = """<robot name="g">
   <joint name="slide" type="prismatic"><parent link="f1"/><child link="f2"/><origin xyz="0.03 0 0"/>
     <axis xyz="1 1 0"/><mimic joint="grip" multiplier="2" offset="0.3"/></joint>
 </robot>"""
-FINGER = '<inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4"/></inertial>'
+FINGER = '<inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>'
 
 
 def test_joints_that_move_no_mass_are_held_at_their_reference():
@@ -303,7 +303,7 @@ def test_joints_that_move_no_mass_are_held_at_their_reference():
         load_urdf(GRIPPER.format(fin=""), massless="lock")
     # a link with inertia but no mass is not held (a revolute joint would have dynamics): the
     # builder judges it, and refuses the zero-mass subtree as before
-    spinning = '<inertial><mass value="0"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4"/></inertial>'
+    spinning = '<inertial><mass value="0"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>'
     with pytest.raises(ModelError, match="zero mass"):
         load_urdf(GRIPPER.format(fin=spinning))
 
@@ -322,9 +322,9 @@ TIP = """<link name="tip"><inertial><origin xyz="0.3 0 0"/><mass value="{m}"/><i
 
 
 @pytest.mark.parametrize("inertia, ok", [
-    ('ixx="0" iyy="0" izz="0"', True),  # a point mass on a fixed child (Talos, quadruped feet)
-    ('ixx="-3.5e-8" iyy="3.5e-8" izz="9e-8" ixy="1e-9"', True),  # an indefinite CAD inertia (Tiago's antenna)
-    ('ixx="-0.5" iyy="0.1" izz="0.1"', False),  # negative beyond what the merged body holds
+    ('ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"', True),  # a point mass on a fixed child (Talos, quadruped feet)
+    ('ixx="-3.5e-8" iyy="3.5e-8" izz="9e-8" ixy="1e-9" ixz="0" iyz="0"', True),  # an indefinite CAD inertia (Tiago's antenna)
+    ('ixx="-0.5" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"', False),  # negative beyond what the merged body holds
 ])
 def test_inertia_is_checked_on_the_merged_body(inertia, ok):
     xml = _two_links(link_extra=TIP.format(m=0.5, I=inertia))
@@ -339,15 +339,15 @@ def test_inertia_is_checked_on_the_merged_body(inertia, ok):
 def test_point_mass_link_and_round_off():
     """A moving point mass (iCub's head: 1.3 kg, inertia entries 2.4e-35) and round-off
     eigenvalues (-2.5e-22 beside 3e-6: HyQ's base) load; the tolerance follows the body."""
-    xml = _two_links().replace('<inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>\n  \n',
-                               '<inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial></link>\n', 1)
-    head = xml.replace('<link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/>',
+    xml = _two_links().replace('<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>\n  \n',
+                               '<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>\n', 1)
+    head = xml.replace('<link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>',
                        '<link name="b"><inertial><origin xyz="0.02 -0.11 0"/><mass value="1.33687"/>'
                        '<inertia ixx="0" ixy="0" ixz="2.40741e-35" iyy="0" iyz="0" izz="0"/>')
     assert head != xml
     load_urdf(head)
-    tiny = xml.replace('<link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/>',
-                       '<link name="b"><inertial><mass value="1e-6"/><inertia ixx="1e-15" iyy="1e-15" izz="1.5e-15"/>')
+    tiny = xml.replace('<link name="b"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>',
+                       '<link name="b"><inertial><mass value="1e-6"/><inertia ixx="1e-15" iyy="1e-15" izz="1.5e-15" ixy="0" ixz="0" iyz="0"/>')
     assert tiny != xml
     load_urdf(tiny)  # a 1 mg body with 1e-15 kg m^2 moments (no absolute floor)
 

@@ -394,6 +394,14 @@ def test_urdf_missing_inertia_value_and_negative_effort_are_refused():
     urdf = '<robot name="r">' + _link("a") + _link("b", 'ixx="1" ixy="0" ixz="0" iyy="1" iyz="0"') + _joint("j", "a", "b")
     with pytest.raises(ModelError, match="<inertia> \\(line 1\\) of link 'b'.*missing izz"):
         load_urdf(urdf + "</robot>")
+    # a product of inertia left out was read as 0; urdfdom ("inertia element missing ixy attribute")
+    # and MuJoCo ("required attribute missing: 'ixy'") refuse it
+    urdf = '<robot name="r">' + _link("a") + _link("b", 'ixx="1" iyy="1" izz="1"') + _joint("j", "a", "b")
+    with pytest.raises(ModelError, match="of link 'b': <inertia> needs all six.*missing ixy, ixz, iyz"):
+        load_urdf(urdf + "</robot>")
+    if mujoco is not None:
+        with pytest.raises(ValueError, match="required attribute missing: 'ixy'"):
+            mujoco.MjModel.from_xml_string(urdf + "</robot>")
     urdf = '<robot name="r">' + _link("a") + _link("b") + _joint("j", "a", "b").replace('effort="1"', 'effort="-5"')
     with pytest.raises(ModelError, match="joint 'j'.*effort -5.0 must be non-negative"):
         load_urdf(urdf + "</robot>")
