@@ -298,7 +298,8 @@ def prepare(system, experiments, observables, jacobian, taken=()) -> list[Prepar
         if e.t[0] < t0 - 1e-12:
             raise FitError(f"experiment {e.name!r} starts at t = {e.t[0]} before the system's t0 = {t0}")
         adjoint = s.options.adjoint if jacobian == "bwd" else ForwardSensitivity()
-        s = s.replace(t1=float(e.t[-1]), saveat=jnp.asarray(e.t, s.model.dtype), throw=False, adjoint=adjoint)
+        saveat = jnp.asarray(e.t, s.model.dtype)  # t1 from the same grid: float32 rounds 1.2 up past float64's 1.2
+        s = s.replace(t1=float(saveat[-1]), saveat=saveat, throw=False, adjoint=adjoint)
         try:
             fns = {ch: observable(s.model, ch, observables) for ch in e.data}
         except ExperimentError as err:

@@ -292,6 +292,11 @@ def _fmt(x, digits):
     return np.array2string(np.asarray(x), formatter={"float_kind": lambda v: f"{v:.{digits}g}"})
 
 
+#: Below this many degrees of freedom a noise level estimated from the residuals makes the normal
+#: quantile's intervals noticeably too narrow (Student's t_{0.975}: 2.09 at 20, 2.04 at 30, vs 1.96)
+FEW_DOF = 30
+
+
 def identifiability(J_rel: np.ndarray, flat_names: Sequence[str], noise_scale: float = 1.0,
                     rel_std_max: float = 1.0, rcond: float = 1e-9) -> dict:
     """The verdict from the weighted Jacobian in relative parameters ``J_rel`` [N, P] (module
@@ -468,17 +473,31 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
     cost = float(0.5 * np.sum(r**2))
     failed = bool(np.any(r == FAILED_RESIDUAL))
     sigma_given = all(all(p.exp.sigma_given.values()) for p in preps)
-    dof = max(n_samples - P, 1)
-    noise_scale = 1.0 if sigma_given else float(np.sqrt(2.0 * cost / dof))
-    chi2_dof = 2.0 * cost / dof
+    dof = n_samples - P
     warns = wrapped_angle_warnings(preps, observables)
+    if sigma_given:  # χ²/dof: 1 ± √(2/dof) for a right model and noise; dof = 0 at N = P, where the cost is 0
+        noise_scale, chi2_dof, dof = 1.0, 2.0 * cost / max(dof, 1), max(dof, 1)
+    elif dof > 0:  # the noise level from the residuals (no χ² without a stated σ)
+        noise_scale, chi2_dof = float(np.sqrt(2.0 * cost / dof)), float("nan")
+        if dof < FEW_DOF:
+            warns.append(f"the noise level is estimated from {dof} degrees of freedom (samples minus parameter "
+                         "entries) and no stated σ: the 95 % intervals (±1.96 std, the normal quantile) are too "
+                         "narrow for so few (Student's t quantile is larger); give sigma or more samples")
+    else:  # N = P: the fit interpolates the data, the residuals say nothing of the noise
+        noise_scale, chi2_dof = float("inf"), float("nan")
+        warns.append(f"{n_samples} samples for {P} parameter entries and no stated σ: the noise level cannot be "
+                     "estimated from the residuals (0 degrees of freedom), so std and intervals are infinite; give "
+                     "sigma (the measurement noise) or more samples")
     if sigma_given and chi2_dof > 1.0 + 5.0 * np.sqrt(2.0 / dof):
         warns.append(f"the cost is {chi2_dof:.3g}× what the stated noise predicts (χ²/dof = 1 ± {np.sqrt(2 / dof):.2g}):"
                      " a local minimum (try n_starts / --starts, or another start) or a model that cannot produce"
                      " the data; the intervals assume neither")
 
+    # no information on the noise (noise_scale = inf): the Jacobian of a direction without information
+    J_info = J if np.isfinite(noise_scale) else np.zeros_like(J)
     std_flat, lo_flat, hi_flat, cov_p = (np.asarray(a) for a in _intervals(
-        est, theta, J, jnp.asarray(noise_scale, theta.dtype)))  # an array: a new noise scale is not a new program
+        est, theta, J_info, jnp.asarray(noise_scale if np.isfinite(noise_scale) else 1.0, theta.dtype)))  # an array:
+    # a new noise scale is not a new program
     d = np.where(np.isfinite(std_flat) & (std_flat > 0), std_flat, np.nan)
     with np.errstate(invalid="ignore"):
         corr = cov_p / np.outer(d, d)

@@ -93,12 +93,16 @@ def is_nonnegative(name: str) -> bool:
     """Whether the named quantity cannot be negative (by its name: :data:`POSITIVE`; positions,
     axes, rotations, centres of mass, the initial state, gravity and mode-shape coefficients are
     signed)."""
-    if name.startswith(("q0.", "v0.", "gravity")) or name.endswith((".pos", ".rot", ".axis", ".com", ".offset")):
+    base = name.split("[")[0]  # an entry (body.b.com[2]) is what its parameter is
+    if base.startswith(("q0.", "v0.", "gravity")) or base.endswith((".pos", ".rot", ".axis", ".com", ".offset")):
         return False
-    base = name.split("[")[0]
     if ".modes_" in base:
         return base.rsplit(".", 1)[1] in MODE_PHYSICAL
-    return any(key in name for key in POSITIVE)
+    if is_restitution(base):
+        return True
+    # the field's own name, not the element's ("joint.mass_arm.springref" is signed; ".c" matched ".com[2]")
+    field = base.rsplit(".", 1)[-1]
+    return any(field == key[1:] if key.startswith(".") else key in field for key in POSITIVE)
 
 
 def outside_domain(name: str, values) -> tuple[np.ndarray, str]:
