@@ -85,9 +85,10 @@ def scenario_help(name: str) -> str:
     return text + "\n"
 
 
-def _common(p: argparse.ArgumentParser, sets_help: str):
+def _common(p: argparse.ArgumentParser, sets_help: str, float32: bool = True):
     p.add_argument("--set", dest="sets", action="extend", nargs="+", default=[], metavar="NAME=VALUE", help=sets_help)
-    p.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
+    if float32:  # not for plan: its scenario computes its target and initial guess in float64
+        p.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
     p.add_argument("--debug", action="store_true", help="show the full traceback of an error")
 
 
@@ -165,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--set method=ddp limits=true --out out/ur5",
     )
     pl.add_argument("scenario", help="a planning scenario (listed below)")
-    _common(pl, "scenario options or named model parameters: --set a=1 b=2 or --set a=1 --set b=2")
+    _common(pl, "scenario options or named model parameters: --set a=1 b=2 or --set a=1 --set b=2", float32=False)
     pl.add_argument("--out", default=None, help="output directory (default: out/<scenario>)")
 
     ls = sub.add_parser("list", help="list the scenarios (--verbose: with their options)")

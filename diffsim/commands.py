@@ -25,7 +25,7 @@ from .simulation.system import set_params
 
 
 def _precision(args):
-    jax.config.update("jax_enable_x64", not args.float32)
+    jax.config.update("jax_enable_x64", not getattr(args, "float32", False))
 
 
 def _tolerances(args, info: ScenarioInfo, sets: list[str]) -> list[str]:

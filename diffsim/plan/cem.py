@@ -55,7 +55,8 @@ def solve_cem(problem: Problem, u_init, max_iter: int, tol, key, population: int
         best = jnp.where(better, samples[order[0]], s["best"])
         J = jnp.where(better, costs[order[0]], s["J"])
         it = s["it"] + 1
-        conv = jnp.max(new_std / sigma0) <= tol
+        # relative to the initial spread; a coordinate pinned by lo = hi (no spread) does not count
+        conv = jnp.max(jnp.where(sigma0 > 0, new_std / jnp.where(sigma0 > 0, sigma0, 1.0), 0.0)) <= tol
         return dict(mean=new_mean, std=new_std, best=best, J=J, it=it, done=conv,
                     status=jnp.where(conv, PlanStatus.CONVERGED, PlanStatus.MAX_ITER).astype(jnp.int32),
                     history=fill_history(s["history"], it, J))

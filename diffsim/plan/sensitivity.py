@@ -78,6 +78,10 @@ def sensitivity(plan: Plan, params: Sequence[str], *, solver: str = "dense", act
         params = [params]
     if solver not in ("dense", "cg"):
         raise ValueError(f"solver must be 'dense' or 'cg', got {solver!r}")
+    if plan.method == "cem":  # its "converged" is a small sampling spread, not a stationary point
+        raise ValueError("sensitivity differentiates the optimality conditions (a zero gradient), which a CEM plan "
+                         "does not meet: its convergence is a small sampling spread. Refine it with method='ddp' or "
+                         "'shooting' (tau_init=plan.tau) first")
     if is_concrete(plan.status) and int(plan.status) != PlanStatus.CONVERGED:
         raise ValueError(f"sensitivity differentiates the optimality conditions of a converged plan; this plan "
                          f"ended with status {PlanStatus(int(plan.status)).name.lower()} ({int(plan.iterations)} iterations): "

@@ -4,7 +4,9 @@ conditions), the gradient by reverse mode through the RK4 rollout. A baseline fo
 
 Torque limits by reparametrisation, not projection (L-BFGS's curvature pairs assume an
 unconstrained problem): on a coordinate with finite bounds ``u = c + r tanh(z)`` with
-``c = (hi + lo)/2``, ``r = (hi − lo)/2``. A limit is therefore approached (``z → ±∞``) but never
+``c = (hi + lo)/2``, ``r = (hi − lo)/2`` (``u = c`` when ``lo = hi``); with one finite bound
+``u = lo + softplus(z − lo)`` or ``u = hi − softplus(hi − z)`` (a clip there had a zero gradient
+past the bound: controls that reached it stayed). A limit is therefore approached (``z → ±∞``) but never
 reached exactly: an active limit leaves the shooting solution slightly inside the box and its
 cost slightly above the constrained optimum. Converged when ``‖∇_u J‖_∞ ≤ tol·(1 + |J|)``
 (the gradient in the original controls, on the coordinates not pinned at a limit).
@@ -28,16 +30,25 @@ def _transform(problem: Problem):
     if not problem.bounded:
         return (lambda z: z), (lambda u: u)
     lo, hi = problem.lo, problem.hi
-    fin = jnp.isfinite(lo) & jnp.isfinite(hi)
+    flo, fhi = jnp.isfinite(lo), jnp.isfinite(hi)
+    fin, only_lo, only_hi = flo & fhi, flo & ~fhi, fhi & ~flo
     c = jnp.where(fin, 0.5 * (hi + lo), 0.0)
     r = jnp.where(fin, 0.5 * (hi - lo), 1.0)
+    r_inv = jnp.where(r > 0, r, 1.0)  # lo = hi: u = c whatever z
+    b = jnp.where(only_lo, lo, jnp.where(only_hi, hi, 0.0))  # the one finite bound
 
     def to_u(z):
-        return jnp.where(fin, c + r * jnp.tanh(z), jnp.clip(z, lo, hi))
+        one = jnp.where(only_lo, b + jax.nn.softplus(z - b), b - jax.nn.softplus(b - z))
+        return jnp.where(fin, c + r * jnp.tanh(z), jnp.where(only_lo | only_hi, one, z))
+
+    def inv_softplus(d):  # log(expm1(d)) for d > 0, without overflow
+        return d + jnp.log(-jnp.expm1(-d))
 
     def to_z(u):
-        s = jnp.clip((u - c) / r, -0.999, 0.999)
-        return jnp.where(fin, jnp.arctanh(s), u)
+        s = jnp.clip((u - c) / r_inv, -0.999, 0.999)
+        d = jnp.maximum(jnp.where(only_lo, u - b, b - u), 1e-3)  # a start on or past the bound: just inside
+        one = jnp.where(only_lo, b + inv_softplus(d), b - inv_softplus(d))
+        return jnp.where(fin, jnp.arctanh(s), jnp.where(only_lo | only_hi, one, u))
 
     return to_u, to_z
 

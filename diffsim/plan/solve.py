@@ -155,8 +155,13 @@ def make_problem(model: Model, q0, v0, *, horizon, dt, running_cost, terminal_co
         if tau_limits is None:  # the actuators' ctrlranges (±inf where unlimited)
             lo, hi = act.ctrl_lo.astype(dtype), act.ctrl_hi.astype(dtype)
             bounded = any(a.ctrlrange is not None for a in model.actuators)
-        else:
+        else:  # a box on top of the ctrlranges: the actuators clamp their controls there anyway (planning
+            # past a range planned a force the actuator does not give)
             lo, hi = _limits(tau_limits, nu, dtype)
+            lo, hi = jnp.maximum(lo, act.ctrl_lo.astype(dtype)), jnp.minimum(hi, act.ctrl_hi.astype(dtype))
+            if is_concrete(lo, hi) and np.any(np.asarray(lo) > np.asarray(hi)):
+                bad = [model.actuators[k].name for k in np.flatnonzero(np.asarray(lo) > np.asarray(hi))]
+                raise ValueError(f"tau_limits lie outside the ctrlrange of the actuators {bad}: no control is allowed")
             bounded = True
         # the box holds the controls in range: the actuators' own clamp would only add kinks
         # (zero derivative beyond the range) to the local models
@@ -256,8 +261,8 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
             effort limits; :func:`diffsim.actuation`: gears, servo gains and biases, force ranges)
             instead of generalised forces: each step applies ``τ = actuation(u, q, v)`` at every
             RK4 stage (what ``ds.rollout(..., ctrl=)`` does); the running cost is
-            ``ℓ(q, v, u)``; the box defaults to the actuators' ``ctrlrange`` (``tau_limits``
-            overrides it); ``tau_init`` is the initial controls [N, nu]; ``Plan.ctrl`` holds the
+            ``ℓ(q, v, u)``; the box is the actuators' ``ctrlrange``, tightened by ``tau_limits``
+            when given (the actuators clamp their controls to the range); ``tau_init`` is the initial controls [N, nu]; ``Plan.ctrl`` holds the
             controls, ``Plan.tau`` the actuators' generalised forces at the knots.
         quadrature: the running cost's rule over a step: ``"knot"`` (``dt · ℓ(q_k, v_k, τ_k)``, the
             formula above) or ``"rk4"`` (``dt Σ_i b_i ℓ(x_i, τ_k)`` over the RK4 stage states ``x_i`` of
@@ -267,7 +272,8 @@ def solve(model: Model, q0, v0, *, horizon: int, dt, running_cost, terminal_cost
     Works under ``jit``, ``vmap`` (e.g. over ``q0``, targets closed over in the costs, model
     parameters) and in float32/float64 (the model's dtype). Bad input raises ``ValueError`` /
     ``TypeError`` here; a non-finite cost at the initial guess raises ``ValueError`` when the
-    inputs are concrete (under a transformation it gives ``status = FAILED``).
+    inputs are concrete (under a transformation it gives ``status = FAILED``); not for ``"cem"``,
+    which samples around the guess and keeps its best finite sample (``FAILED`` if none is finite).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")

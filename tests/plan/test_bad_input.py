@@ -4,6 +4,7 @@ import math
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from plan_models import pendulum, swing_running, swing_terminal
 
@@ -83,3 +84,65 @@ def test_sensitivity_refuses_a_batch_bad_solver_and_plans_that_are_not_minima():
     m = eqx.tree_at(lambda x: x.status, m, jnp.asarray(ds.plan.PlanStatus.CONVERGED, jnp.int32))
     with pytest.raises(ValueError, match="reduced Hessian .* is not positive definite"):
         ds.plan.sensitivity(m, ["gravity"])
+
+
+# ---- found by a review of what a plan returns -------------------------------------------------------
+
+def test_ctrl_limits_tighten_the_ctrlranges_never_widen_them():
+    """With ``ctrl=True`` a ``tau_limits`` wider than an actuator's ``ctrlrange`` planned controls the
+    actuator clamps (a plan of ±4.3 on a ±0.3 motor: "converged", its replay 0.32 rad off): the box
+    is the intersection; a box outside the range is refused."""
+    from test_plan_ctrl import XML
+
+    from diffsim.plan.solve import make_problem
+
+    model = ds.load_mjcf(XML)
+    kw = dict(horizon=3, dt=0.02, running_cost=lambda q, v, u: jnp.sum(u**2), terminal_cost=lambda q, v: jnp.sum(q**2),
+              ctrl=True)
+    p = make_problem(model, jnp.zeros(2), jnp.zeros(2), tau_limits=(-5.0, jnp.array([0.1, 5.0])), **kw)
+    np.testing.assert_array_equal(p.lo, [-0.3, -0.15])
+    np.testing.assert_array_equal(p.hi, [0.1, 0.15])
+    with pytest.raises(ValueError, match=r"outside the ctrlrange of the actuators \['motor'\]"):
+        make_problem(model, jnp.zeros(2), jnp.zeros(2), tau_limits=(0.2, 1.0), **kw)
+
+
+def test_shooting_limits_with_one_bound_or_none_keep_a_gradient():
+    """A one-sided limit was a clip (zero gradient past the bound: controls that reached it stayed,
+    cost 0.356 against DDP's 0.120); ``lo = hi`` divided 0 by 0 (a false "cost at the initial guess is
+    not finite"). Now a softplus on one side, ``u = lo`` when pinned."""
+    import jax
+
+    from diffsim.plan.shooting import _transform
+    from diffsim.plan.solve import make_problem
+
+    for lim in ((-jnp.inf, 2.0), (-1.0, jnp.inf), (0.5, 0.5), (-1.0, 2.0)):
+        p = make_problem(M, Q0, V0, tau_limits=lim, **OK)
+        to_u, to_z = _transform(p)
+        z = jnp.linspace(-30.0, 30.0, 13)[:, None]
+        u = jax.vmap(to_u)(z)
+        assert bool(jnp.all(jnp.isfinite(u))) and bool(jnp.all((u >= lim[0]) & (u <= lim[1]))), lim
+        du = jax.vmap(jax.grad(lambda z: to_u(z)[0]))(z[:, 0:1].reshape(-1, 1))
+        if lim[0] < lim[1]:  # the control responds to z everywhere but deep in a two-sided tanh's tail
+            assert bool(jnp.all(du[jnp.abs(z[:, 0]) < 5] > 0)), (lim, du)
+            if not (np.isfinite(lim[0]) and np.isfinite(lim[1])):
+                assert bool(jnp.all(du > 0)), (lim, du)
+        inside = jnp.array([[1.0], [-0.5], [1.9], [-0.9]])
+        inside = jnp.clip(inside, lim[0], lim[1])
+        if lim[0] < lim[1]:
+            np.testing.assert_allclose(jax.vmap(lambda x: to_u(to_z(x)))(inside), inside, rtol=1e-9,
+                                       atol=1e-3 if np.isfinite(lim[0]) != np.isfinite(lim[1]) else 1e-9)
+        else:
+            np.testing.assert_array_equal(jax.vmap(lambda x: to_u(to_z(x)))(inside), 0.5)
+
+
+@pytest.mark.slow  # two small CEM compiles
+def test_cem_with_a_pinned_control_converges_and_its_plans_have_no_sensitivity():
+    """CEM's stopping test divided by an initial spread of 0 (a control pinned by lo = hi): it never
+    converged. ``sensitivity`` took a CEM plan "converged" by its spread as a minimum (dJ*/dm of the
+    wrong sign)."""
+    pinned = _solve(method="cem", tau_limits=(0.5, 0.5), max_iter=20, options=dict(population=32))
+    assert pinned.message == "converged" and int(pinned.iterations) == 1
+    np.testing.assert_array_equal(pinned.tau, 0.5)
+    plan = _solve(method="cem", tau_limits=(-2.0, 2.0), max_iter=3, options=dict(population=32))
+    with pytest.raises(ValueError, match="a CEM plan .* its convergence is a small sampling spread"):
+        ds.plan.sensitivity(plan, ["gravity"])
