@@ -493,11 +493,10 @@ def fit(system: System, names, experiments, *, observables: Mapping[str, Callabl
                      " a local minimum (try n_starts / --starts, or another start) or a model that cannot produce"
                      " the data; the intervals assume neither")
 
-    # no information on the noise (noise_scale = inf): the Jacobian of a direction without information
-    J_info = J if np.isfinite(noise_scale) else np.zeros_like(J)
-    std_flat, lo_flat, hi_flat, cov_p = (np.asarray(a) for a in _intervals(
-        est, theta, J_info, jnp.asarray(noise_scale if np.isfinite(noise_scale) else 1.0, theta.dtype)))  # an array:
-    # a new noise scale is not a new program
+    # nothing known of the noise (N = P, no σ): every direction is one without information (std = inf)
+    known = np.isfinite(noise_scale)
+    std_flat, lo_flat, hi_flat, cov_p = (np.asarray(a) for a in _intervals(  # the scale an array: no new program
+        est, theta, J if known else np.zeros_like(J), jnp.asarray(noise_scale if known else 1.0, theta.dtype)))
     d = np.where(np.isfinite(std_flat) & (std_flat > 0), std_flat, np.nan)
     with np.errstate(invalid="ignore"):
         corr = cov_p / np.outer(d, d)

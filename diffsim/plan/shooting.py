@@ -34,7 +34,7 @@ def _transform(problem: Problem):
     fin, only_lo, only_hi = flo & fhi, flo & ~fhi, fhi & ~flo
     c = jnp.where(fin, 0.5 * (hi + lo), 0.0)
     r = jnp.where(fin, 0.5 * (hi - lo), 1.0)
-    r_inv = jnp.where(r > 0, r, 1.0)  # lo = hi: u = c whatever z
+    r_safe = jnp.where(r > 0, r, 1.0)  # lo = hi: u = c whatever z
     b = jnp.where(only_lo, lo, jnp.where(only_hi, hi, 0.0))  # the one finite bound
 
     def to_u(z):
@@ -45,7 +45,7 @@ def _transform(problem: Problem):
         return d + jnp.log(-jnp.expm1(-d))
 
     def to_z(u):
-        s = jnp.clip((u - c) / r_inv, -0.999, 0.999)
+        s = jnp.clip((u - c) / r_safe, -0.999, 0.999)
         d = jnp.maximum(jnp.where(only_lo, u - b, b - u), 1e-3)  # a start on or past the bound: just inside
         one = jnp.where(only_lo, b + inv_softplus(d), b - inv_softplus(d))
         return jnp.where(fin, jnp.arctanh(s), jnp.where(only_lo | only_hi, one, u))
