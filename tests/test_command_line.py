@@ -311,3 +311,14 @@ def test_an_error_inside_numpy_is_internal_not_the_users(monkeypatch, capsys, tm
     assert cli.main(["run", "ball-drop", "--out", str(tmp_path / "x")]) == 1
     err = _one_line_error(capsys)
     assert err.startswith("diffsim: internal error: cannot reshape") and "--debug" in err and "report" in err
+
+
+@pytest.mark.parametrize("scenario, param", [("seed001-falling-chain", "joint.base.damping=0.1"),
+                                             ("seed003-two-link", "beam.link2.EI_z=9.33"),
+                                             ("spin-up-beam", "beam.beam.EI_z=140")])
+def test_scenarios_that_build_their_models_per_case_refuse_model_parameters(scenario, param, capsys, tmp_path):
+    """A review found these accepted a model parameter, listed it in summary.json's overrides, and
+    ignored it (S3's tip deflection with EI/100 equal to the default run's)."""
+    assert cli.main(["run", scenario, "--set", param, "--out", str(tmp_path / "never")]) == 2
+    assert f"{scenario} takes no model-parameter overrides (got {param.split('=')[0]})" in _one_line_error(capsys)
+    assert not (tmp_path / "never" / "summary.json").exists()

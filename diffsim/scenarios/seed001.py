@@ -180,6 +180,9 @@ def impact_summary(arrays) -> dict:
 
 
 def _run(options, params, out: Path) -> dict:
+    if params:  # the paper's models are built per case from its data; a named parameter was accepted and ignored
+        raise ValueError(f"seed001-falling-chain takes no model-parameter overrides (got {', '.join(params)}): it would "
+                         "ignore them; set its options instead (diffsim list --verbose lists them)")
     sets = list(MODE_SETS) if options["modes"] == "all" else [options["modes"]]
     summary = {"mode_sets": {}}
     t_all = time.perf_counter()

@@ -87,6 +87,9 @@ def run_two_link(case="elastic-elastic", n_modes=1, stiffening=True, revolutions
 
 
 def _run(options, params, out: Path) -> dict:
+    if params:  # the paper's models are built per case from its data; a named parameter was accepted and ignored
+        raise ValueError(f"seed003-two-link takes no model-parameter overrides (got {', '.join(params)}): it would "
+                         "ignore them; set its options instead (diffsim list --verbose lists them)")
     cases = list(CASES) if options["case"] == "both" else [options["case"]]
     res = {}
     t0 = time.perf_counter()

@@ -100,6 +100,9 @@ def reached(t, y):
 
 
 def _run(options, params, out: Path) -> dict:
+    if params:  # the paper's models are built per case from its data; a named parameter was accepted and ignored
+        raise ValueError(f"spin-up-beam takes no model-parameter overrides (got {', '.join(params)}): it would "
+                         "ignore them; set its options instead (diffsim list --verbose lists them)")
     cases = [("with stiffening", True), ("without stiffening", False)] if options["compare"] else [
         ("with stiffening" if options["stiffening"] else "without stiffening", options["stiffening"])]
     res = {}
