@@ -108,7 +108,8 @@ def test_run_writes_trajectory_and_csv(tmp_path, monkeypatch):
     figs, original = [], Figure.savefig
     monkeypatch.setattr(Figure, "savefig", lambda self, path, *a, **k: (figs.append((str(path), self)),
                                                                          original(self, path, *a, **k))[1])
-    o = {**fh.OPTIONS, "t1": 0.7, "n_save": 141, "noise": 1e-4}
+    # the tip (x = L = 1) not the last sensor: w_tip_max_m was the last sensor's maximum
+    o = {**fh.OPTIONS, "t1": 0.7, "n_save": 141, "noise": 1e-4, "sensors": (0.2, 0.4, 1.0, 0.6, 0.8)}
     summary = fh.FLEXIBLE_HUB.run(o, {}, tmp_path)
     assert len(figs) == 3 and not [q for path, fig in figs for q in problems(fig, path)]  # readable (issue 19)
     f = np.load(tmp_path / "trajectory.npz")
@@ -116,8 +117,9 @@ def test_run_writes_trajectory_and_csv(tmp_path, monkeypatch):
     assert f["w"].shape == (141, 5) and f["hub_torque"].shape == (141,)
     np.testing.assert_allclose(f["theta"][-1], 1.0, rtol=1e-12)  # held at θmax after T_move
     exp = idf.load(tmp_path / "data.csv")
-    assert list(exp.data) == ["w_0.2", "w_0.4", "w_0.6", "w_0.8", "w_1", "hub_torque"]
-    assert 0.5e-4 < np.std(exp.data["w_1"] - f["w"][:, -1]) < 2e-4
+    assert list(exp.data) == ["w_0.2", "w_0.4", "w_1", "w_0.6", "w_0.8", "hub_torque"]
+    assert 0.5e-4 < np.std(exp.data["w_1"] - f["w"][:, 2]) < 2e-4
+    assert summary["w_tip_max_m"] == pytest.approx(np.max(np.abs(f["w"][:, 2])), rel=1e-12)
     np.testing.assert_allclose(summary["frequencies_hz"], np.asarray(elastic_frequencies(3, **HUB)) / (2 * np.pi),
                                rtol=1e-12)  # fmt: skip
     assert (tmp_path / "mode_shapes.png").exists()
