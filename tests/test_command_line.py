@@ -322,3 +322,15 @@ def test_scenarios_that_build_their_models_per_case_refuse_model_parameters(scen
     assert cli.main(["run", scenario, "--set", param, "--out", str(tmp_path / "never")]) == 2
     assert f"{scenario} takes no model-parameter overrides (got {param.split('=')[0]})" in _one_line_error(capsys)
     assert not (tmp_path / "never" / "summary.json").exists()
+
+
+@pytest.mark.slow  # a float32 subprocess (~15 s)
+def test_float32_runs_a_flexible_scenario_with_euler_bernoulli_shapes(tmp_path):
+    """``--float32`` stopped spin-up-beam and seed003-two-link before they ran: the check that
+    Euler–Bernoulli shapes have no shear strain (Theta = dW) used float64's 1e-9, and float32
+    coefficients leave 3e-8 (the bound now follows JAX's float)."""
+    r = subprocess.run([sys.executable, "-m", "diffsim", "run", "spin-up-beam", "--float32", "--set", "t1=0.05",
+                        "n_save=3", "compare=false", "plots=false", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "summary.json").exists()
