@@ -59,6 +59,8 @@ def _bands(name, t, x, path):
 #: the standard statistics every study adds (:func:`diffsim.montecarlo.run`): after the user's in the
 #: sensitivity figure
 STANDARD = ("q_final", "v_final")
+#: names a draw or statistic cannot take: the status array, a chunk's sample indices, a rerun's sample numbers
+RESERVED = ("status", "index", "sample_index")
 
 
 def _write_npz(path: Path, arrays: dict) -> None:
@@ -96,7 +98,7 @@ def _spread(col) -> bool:
 def save_result(res, out: Path, plots: bool = True, bands=None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     for name in list(res.draws) + list(res.statistics):
-        if name in ("status", "sample_index"):
+        if name in RESERVED:
             raise ValueError(f"samples.npz: {name!r} is a reserved array (the status, a rerun's sample numbers); a draw "
                              "or statistic cannot take that name")
     clash = set(res.draws) & set(res.statistics)

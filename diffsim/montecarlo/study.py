@@ -71,7 +71,7 @@ from ..simulation.simulate import simulate
 from ..simulation.system import System, get_param, set_params
 from ..simulation.trajectory import STATUS_MESSAGES, Status
 from .distributions import AbstractDistribution, DistributionError, Samples, _sha1
-from .report import MonteCarloWarning, save_result
+from .report import RESERVED, MonteCarloWarning, save_result
 
 PROBE = 64  # samples compiled once to measure the memory per sample when no chunk size is given
 #: samples vectorised together on each CPU device (``run(batch_size="auto")``): faster than one
@@ -95,7 +95,6 @@ def _no_statistics(traj) -> dict:
 
 
 #: names a statistic cannot take: the other arrays of samples.npz (and of the chunk files)
-RESERVED = ("status", "index", "sample_index")
 
 
 def _user_statistics(statistics, traj) -> dict:
