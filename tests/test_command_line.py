@@ -334,3 +334,21 @@ def test_float32_runs_a_flexible_scenario_with_euler_bernoulli_shapes(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert (tmp_path / "summary.json").exists()
+
+
+@pytest.mark.slow  # a float32 subprocess (~15 s)
+def test_float32_ball_drop_locates_its_impact_and_separation(tmp_path):
+    """With x64 off (all float32) the ball-drop state became non-finite at the first impact for
+    every normal law: the pair the root find located was flipped only when its Δ at the located
+    time was within 1e3 event_time_tol × Δ̇ (+1e-14 m) of 0, and float32 locates the time to ~1e-6 s
+    (Δ to ~3e-6 m at 2.2 m/s), so no pair flipped and the segment ended as non-finite. The located
+    pair now always flips. The onset is the free-fall time √(2h/g) to the float32 root find's
+    tolerance (10 eps ≈ 1.2e-6 s, plus the dense output's float32 round-off)."""
+    r = subprocess.run([sys.executable, "-m", "diffsim", "run", "ball-drop", "--float32", "--set", "t1=0.4",
+                        "plots=false", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert (s["status"], s["events"]) == ("success", 2)  # onset and separation, then flight to t1
+    h, g = s["options"]["height"], s["options"]["g"]
+    assert abs(s["impact_times_s"][0] - (2 * h / g) ** 0.5) < 5e-6
+    assert 0 < s["z_min_m"] < s["options"]["radius"]  # it penetrated, finitely
