@@ -46,7 +46,7 @@ def _bands(name, t, x, path):
     fig, axes = new_figure(1, n, figsize=(3.6 * n, 3.0), squeeze=False)
     with warnings.catch_warnings():  # a time without a finite value: a gap in the bands
         warnings.simplefilter("ignore", RuntimeWarning)
-        q = np.nanquantile(_finite(x), [0.05, 0.25, 0.5, 0.75, 0.95], axis=0)
+        q = np.nanquantile(finite_values(x), [0.05, 0.25, 0.5, 0.75, 0.95], axis=0)
     for k, ax in enumerate(axes[0]):
         ax.fill_between(t, q[0, :, k], q[4, :, k], color="C0", alpha=0.2, lw=0, label="5–95 %")
         ax.fill_between(t, q[1, :, k], q[3, :, k], color="C0", alpha=0.4, lw=0, label="25–75 %")
@@ -84,7 +84,8 @@ def _bins(col):
     return min(50, max(5, int(np.sqrt(col.size)))), None, None
 
 
-def _finite(x) -> np.ndarray:
+def finite_values(x) -> np.ndarray:
+    """``x`` as floats with every non-finite value NaN (left out by the nan-reductions)."""
     v = np.asarray(x, dtype=float)
     return np.where(np.isfinite(v), v, np.nan)
 

@@ -71,7 +71,7 @@ from ..simulation.simulate import simulate
 from ..simulation.system import System, get_param, set_params
 from ..simulation.trajectory import STATUS_MESSAGES, Status
 from .distributions import AbstractDistribution, DistributionError, Samples, _sha1
-from .report import RESERVED, MonteCarloWarning, save_result
+from .report import RESERVED, MonteCarloWarning, finite_values, save_result
 
 PROBE = 64  # samples compiled once to measure the memory per sample when no chunk size is given
 #: samples vectorised together on each CPU device (``run(batch_size="auto")``): faster than one
@@ -558,7 +558,7 @@ class MonteCarloResult:
                 stats[k] = {"shape": list(x.shape[1:]), "mean": None, "std": None, "quantiles": None,
                             "non_finite": np.zeros(x.shape[1:], int), "non_finite_samples": 0}
                 continue
-            v = _finite_values(xs)
+            v = finite_values(xs)
             bad = np.isnan(v)
             stats[k] = {"shape": list(x.shape[1:]), "mean": _nanmean(v), "std": _sample_std(v),
                         "quantiles": {str(q): c for q, c in zip(qs, _finite_quantiles(xs, qs))},
@@ -613,16 +613,10 @@ def _sample_std(v) -> np.ndarray:
     return np.where(n >= 2, sd, np.nan)
 
 
-def _finite_values(x) -> np.ndarray:
-    """``x`` as floats with every non-finite value NaN (left out by the nan-reductions)."""
-    v = np.asarray(x, dtype=float)
-    return np.where(np.isfinite(v), v, np.nan)
-
-
 def _finite_quantiles(x, q) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanquantile(_finite_values(x), np.asarray(q), axis=0)
+        return np.nanquantile(finite_values(x), np.asarray(q), axis=0)
 
 
 @full_precision
