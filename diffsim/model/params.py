@@ -78,14 +78,15 @@ class ParamError(KeyError, ValueError):
 #: ``identify``'s default transforms fit them in log space.
 POSITIVE = ("mass", ".K", "stiffness", "EI", "GJ", "EA", "kAG", ".mu", "damping", "armature", "frictionloss",
             "friction_width", "kelvin_voigt", "air_damping", "tip_mass", "tip_inertia", "k_rot", "k_lat", "radius",
-            "mu_k", "mu_s", "sigma", ".c", ".L", "v0", "v1", "vs")
+            "mu_k", "mu_s", "sigma", ".c", ".L", "v0", "v1", "vs", "v_s", "width", "viscous", "zeta", "exponent", ".n")
 #: The physical fields of a mode family (``beams.ElasticModes``, the springs of ``beams.SupportedModes``).
 MODE_PHYSICAL = ("EI", "rhoA", "L", "k_rot_root", "k_lat_root", "k_rot_tip", "k_lat_tip", "tip_mass", "tip_inertia",
                  "kAG", "rhoI")
 
 
 def is_restitution(name: str) -> bool:
-    """A coefficient of restitution, in (0, 1]."""
+    """A coefficient of restitution: a compliant law's ``c_r`` in (0, 1], a rigid contact's Newton
+    ``restitution`` in [0, 1] (0: a plastic impact, ``rigid_contact``'s default)."""
     return name.split("[")[0].endswith((".c_r", "restitution"))
 
 
@@ -109,7 +110,8 @@ def outside_domain(name: str, values) -> tuple[np.ndarray, str]:
     """``(bad, what)``: for ``values`` [N, *shape] (N values of the named parameter), which of the N
     lie outside the quantity's physical domain, and the domain in words. NaN or infinite (``+inf``
     is allowed for a beam's boundary springs, ``k_rot_*`` / ``k_lat_*``: a clamped end), a
-    negative stiffness / damping / length, a body mass <= 0, a restitution outside (0, 1], an
+    negative stiffness / damping / length / smoothing width, a body mass <= 0, a restitution outside
+    (0, 1] (a rigid contact's: [0, 1]), an
     inertia matrix whose symmetric part is not positive semi-definite.
 
     The domain is that of the whole parameter: for an indexed name (``body.b.inertia[0]``) check
@@ -121,6 +123,8 @@ def outside_domain(name: str, values) -> tuple[np.ndarray, str]:
     mass = base.startswith("body.") and base.endswith(".mass")
     inf_ok = "k_rot" in base or "k_lat" in base  # a boundary spring: +inf clamps the end
     bad = ~np.all(np.isfinite(flat) | ((flat == np.inf) & inf_ok), axis=1)
+    if is_restitution(name) and base.endswith("restitution"):
+        return bad | ~np.all((flat >= 0) & (flat <= 1), axis=1), "a restitution coefficient, in [0, 1]"
     if is_restitution(name):
         return bad | ~np.all((flat > 0) & (flat <= 1), axis=1), "a restitution coefficient, in (0, 1]"
     if base.endswith(".inertia") and v.shape[1:] == (3, 3):
